@@ -136,6 +136,11 @@ pyspy_speedscope  py-spy ``--format speedscope`` on a Python program (4 threads)
                   **pyspy_raw** ``--format raw`` (collapsed stacks).
 pyinstrument      ``pyinstrument -r speedscope`` on the same program.
 uftrace           ``uftrace record`` of the C program built with ``-pg``, ``uftrace dump --chrome``.
+yappi             ``yappi -c wall -f callgrind`` on the Python program (pip: yappi).
+austin_wall       Austin 3 on the Python program (collapsed stacks, ``P<pid>;T<iid>:<tid>``
+                  frames; pip: austin-dist==3.7.0); **austin_memory** its memory mode (``-m``).
+xdebug            Xdebug's profiler on ``programs/php/php_work.php`` (apt: php-cli php-xdebug;
+                  only when named: not part of ``all``).
 ================  =========================================================================
 
 ``--ship`` copies the recorded files that are at most 200 kB gzipped to
@@ -180,8 +185,8 @@ from recorders.common import fmt_bytes as _fmt_bytes  # noqa: E402
 from recorders.common import venv_python as _venv_python  # noqa: E402
 from recorders.common import write_text as _write  # noqa: E402
 from recorders.firefox import record_firefox, record_firefox_workers  # noqa: E402
-from recorders.format_suite import (FORMAT_NAMES, FORMAT_SUITE, print_formats_table, record_formats,  # noqa: E402
-                                    ship)
+from recorders.format_suite import (FORMAT_NAMES, FORMAT_NAMES_ALL, FORMAT_SUITE, print_formats_table,  # noqa: E402
+                                    record_formats, ship)
 from recorders.go_pprof import record_go_pprof  # noqa: E402
 from recorders.jax_torch import JAX_PROGRAM, TORCH_PROGRAM  # noqa: E402
 from recorders.library_pools import (HYPOTHESIS_POOL_PROGRAM, JEDI_LARK_SQL_PROGRAM,  # noqa: E402
@@ -223,7 +228,8 @@ __all__ = [
 
 def _main_formats(args, ap) -> int:
     """``--formats``: record other tools' formats into ``<out>/formats``, print their table, ship."""
-    names = FORMAT_NAMES if args.formats.strip() == "all" else [n.strip() for n in args.formats.split(",") if n.strip()]
+    names = FORMAT_NAMES_ALL if args.formats.strip() == "all" else \
+        [n.strip() for n in args.formats.split(",") if n.strip()]
     unknown = [n for n in names if n not in FORMAT_NAMES]
     if unknown:
         ap.error(f"unknown format recording(s) {', '.join(unknown)}; known: {', '.join(FORMAT_NAMES)}")

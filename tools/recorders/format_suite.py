@@ -24,6 +24,7 @@ from .native import record_callgrind, record_perf, record_uftrace
 from .node import record_node_cpuprofile
 from .python_samplers import record_pyinstrument, record_pyspy_raw, record_pyspy_speedscope
 from .summaries import summarize
+from .third_party import record_austin_memory, record_austin_wall, record_xdebug, record_yappi
 
 #: the most a shipped file may weigh (tests/data stays small)
 SHIP_MAX_BYTES = 200_000
@@ -41,6 +42,8 @@ class FormatRecording:
     #: (file name, format key of `tracevis3d.io.formats`) of every file it writes
     files: tuple
     doc: str
+    #: recorded only when asked for by name (its tool comes from apt), not by ``--formats all``
+    opt_in: bool = False
 
 
 FORMAT_SUITE = (
@@ -70,8 +73,19 @@ FORMAT_SUITE = (
                     (("pyinstrument.speedscope.json", "speedscope"),), "pyinstrument -r speedscope on the program"),
     FormatRecording("uftrace", "uftrace", record_uftrace, (("uftrace.json", "chrome"),),
                     "uftrace record (-pg) + uftrace dump --chrome on the C program"),
+    FormatRecording("yappi", "yappi", record_yappi, (("yappi.callgrind", "callgrind"),),
+                    "yappi -c wall -f callgrind on the Python program (its threads summed in one profile)"),
+    FormatRecording("austin_wall", "austin", record_austin_wall, (("austin.wall.txt", "collapsed"),),
+                    "Austin 3 (collapsed stacks, P<pid>;T<iid>:<tid> frames) on the Python program, wall time"),
+    FormatRecording("austin_memory", "austin", record_austin_memory, (("austin.memory.txt", "collapsed"),),
+                    "Austin 3's memory mode (-m) on the Python program"),
+    FormatRecording("xdebug", "xdebug", record_xdebug, (("xdebug.cachegrind.out", "callgrind"),),
+                    "Xdebug's profiler (callgrind format) on a PHP program: recursion, classes, closures, an include",
+                    opt_in=True),
 )
 FORMAT_NAMES = [r.name for r in FORMAT_SUITE]
+#: what ``--formats all`` records: all but the opt-in recordings (their tools come from apt)
+FORMAT_NAMES_ALL = [r.name for r in FORMAT_SUITE if not r.opt_in]
 
 
 def by_name(name: str) -> FormatRecording:

@@ -165,23 +165,26 @@ def summarize_speedscope(path: str) -> dict:
 
 
 _THREAD_FRAME = re.compile(r"^(?:process \d+:[^;]*;)?thread \((0x[0-9A-Fa-f]+|\d+)\)")
+_AUSTIN_THREAD = re.compile(r"^P(\d+);T((?:\d+:)?(?:0x)?[0-9A-Fa-f]+);")
 
 
 def summarize_collapsed(path: str) -> dict:
     """Collapsed stacks: lines (distinct stacks), samples (their counts' sum) and threads: the
     distinct thread ids of py-spy's leading ``thread (tid)`` frames (``--threads``), one without."""
-    lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines() if ln.strip()]
+    lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines()
+             if ln.strip() and not ln.startswith("#")]  # Austin's header and trailer: '# key: value'
     total = 0
     tids = set()
     for ln in lines:
         total += int(float(ln.rsplit(None, 1)[1]))
-        m = _THREAD_FRAME.match(ln)
+        m = _THREAD_FRAME.match(ln) or _AUSTIN_THREAD.match(ln)
         if m:
-            tids.add(m.group(1))
+            tids.add(m.group(m.lastindex))
     return {"stacks": len(lines), "samples": total, "root_frames": len({ln.split(";", 1)[0] for ln in lines}),
             "threads": len(tids) or 1,
             "threads_rule": "distinct thread ids of py-spy's leading 'thread (tid)' frames (a thread's frame is "
-                            "'thread (tid)' until py-spy knows its name, 'thread (tid): name' after), one without"}
+                            "'thread (tid)' until py-spy knows its name, 'thread (tid): name' after) or of "
+                            "Austin's 'P<pid>;T<iid>:<tid>' frames, one without"}
 
 
 def summarize_callgrind(path: str) -> dict:
