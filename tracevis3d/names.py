@@ -834,9 +834,8 @@ def _located(name: str) -> tuple:
         return (_VIZ,) if k > 0 and name[k - 1] == " " and ":" in name[k:] else ()
     if name.startswith("$"):
         return (_TF_PY,)
-    if ".py:" in name or ">:" in name or ".pyx:" in name or ".pyw:" in name:
-        return (_AUSTIN,)
-    return (_TORCH_PY,) if "): " in name else ()
+    austin = (_AUSTIN,) if ".py:" in name or ">:" in name or ".pyx:" in name or ".pyw:" in name else ()
+    return austin + ((_TORCH_PY,) if "): " in name else ())
 
 
 def _owner_module(owner: str) -> tuple:
@@ -1241,7 +1240,8 @@ def _long_name(name: str, file: str, line: int) -> ParsedName:
 
 
 _PHP_FILE = re.compile(r"\.(?:php\d?|phtml)$", re.I)
-_PHP_PSEUDO = ("{main}", "php::", "require_once::", "require::", "include_once::", "include::", "{closure")
+#: Xdebug's pseudo functions, PHP's also in a script without the .php extension
+_PHP_PSEUDO = ("{main}", "require_once::", "require::", "include_once::", "include::", "{closure:")
 _PHP_PATH_IN = re.compile(r"(?<=[:{])(/|[A-Za-z]:[\\/])[^:{}]*[\\/]")  # a path's folders in a name
 
 

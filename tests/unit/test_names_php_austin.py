@@ -31,6 +31,7 @@ PHP = [
     ("require_once::/srv/app/lib/shapes.php", "/srv/app/lib/shapes.php", "shapes",
      ("shapes", "require_once::shapes.php"), "require_once::shapes.php", "require_once::shapes.php"),
     ("fib", "C:\\www\\fib.php", "fib", ("fib", "fib"), "fib", "fib"),
+    ("{main}", "/usr/local/bin/composer", "composer", ("composer", "{main}"), "{main}", "{main}"),  # a PHP script
 ]
 
 
@@ -46,6 +47,7 @@ def test_a_name_without_a_php_file_is_not_read_as_php():
     assert parse_function_name("php::strlen").lang != "php"  # a C++-like scoped name, no file said
     assert parse_function_name("Foo::bar", file="/src/foo.cc").lang == "c++"
     assert parse_function_name("main", file="/src/prog.c").lang != "php"
+    assert parse_function_name("php::Array::get", file="/src/php/array.cc").lang == "c++"
 
 
 # (Austin 3 frame, module, qualname, line, the figures' name)
