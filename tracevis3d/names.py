@@ -1131,6 +1131,12 @@ def plain_scoped_paths(names) -> list:
 _MANGLED_STARTS = ("_Z", "_R", "__Z", "__R")
 
 
+#: an ELF symbol version after a C name (``@@GLIBC_2.34``, ``@GLIBCXX_3.4.21``, ``@CXXABI_1.3``)
+_SYMBOL_VERSION = re.compile(r"(?<=[\w.])@@?[A-Z][A-Za-z0-9_]*_\d+(?:\.\d+)*$")
+#: what tools write for a frame whose source file they do not know (valgrind, addr2line)
+_UNKNOWN_FILES = frozenset({"???", "??"})
+
+
 def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName:
     """Parse one function name (see the module doc for the dialects).
 
@@ -1138,7 +1144,16 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     event's args, not in the name; a profile's frame table holds a script's URL); used when
     the name itself carries none: the file's language says how to read the name, and for
     Python the name is taken as the qualified name inside that file's module.
+    An ELF symbol version (``pthread_create@@GLIBC_2.34``, ``memcpy@GLIBC_2.2.5``: callgrind,
+    perf) is not part of the C name, and valgrind's and addr2line's unknown file (``???``,
+    ``??``) is no file (a module "???" labelled ``???.(below main)``).
     """
+    if file in _UNKNOWN_FILES:
+        file = ""
+    if "@" in name and name[-1:].isdigit():
+        m = _SYMBOL_VERSION.search(name)
+        if m is not None and m.start() > 0:
+            name = name[:m.start()]
     if not file and len(name) <= MAX_PARSED_CHARS:
         got = _plain_scoped(name, line)
         if got is not None:

@@ -57,3 +57,34 @@ def test_other_files_still_say_their_language():
     assert parse_function_name("main.fib", GO_ROOT + "../main.go", 3).lang == "go"
     p = parse_function_name("helper", "/src/pkg/mod.py", 3)
     assert (p.module, p.lang) == ("pkg.mod", "python")
+
+
+# ----------------------------------------------------------------------------- callgrind's C names
+# tests/data/formats/callgrind/prog.callgrind (valgrind 3.x, glibc 2.35): glibc's versioned
+# symbols and the frames valgrind knows no file of.  The icicle labelled them
+# "pthread_create@@GLIBC_2.34 (pthread_create.c)" (shortened to "…34"), "???.(below main)"
+# and "???.0x000000000001ab70"; callgrind_annotate, kcachegrind and perf name the C function.
+CALLGRIND = [
+    ("pthread_create@@GLIBC_2.34", "./nptl/./nptl/pthread_create.c", "pthread_create (pthread_create.c)",
+     "pthread_create"),
+    ("__libc_start_main@@GLIBC_2.34", "./csu/../csu/libc-start.c", "__libc_start_main (libc-start.c)",
+     "__libc_start_main"),
+    ("memcpy@GLIBC_2.2.5", "", "memcpy", "memcpy"),
+    ("(below main)", "???", "(below main)", "(below main)"),
+    ("0x000000000001ab70", "???", "0x000000000001ab70", "0x000000000001ab70"),
+    ("main", "??", "main", "main"),  # addr2line's unknown file
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("name,file,display,short", CALLGRIND)
+def test_c_names_drop_symbol_versions_and_unknown_files(name, file, display, short):
+    p = parse_function_name(name, file)
+    assert "?" not in p.module and "@" not in p.function and "GLIBC" not in ".".join(p.path)
+    assert describe_function(name, p)[3:5] == (display, short)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("name", ["user@host1", "lambda@Main", "block in Foo#bar@2"])
+def test_an_at_sign_that_is_no_symbol_version_stays(name):
+    assert "@" in describe_function(name, parse_function_name(name))[3]
