@@ -10,7 +10,7 @@ import numpy as np
 from .camera import camera_basis, euler_xyz, project, world_per_pixel
 from .colour import oklch_rgb
 from .labels import LEADER_PX, LEADER_RGB
-from .naming import describe_function
+from .naming import function_table
 from .spec import LabelSet, TubeLayer
 from .text import ASCENT, DESCENT, cut_end, text_width
 
@@ -140,8 +140,9 @@ def node_label(cct, k_full: int, tail: int | None = None, names: dict | None = N
     if f < 0:
         return cct.name(k_full)
     name = None if names is None else names.get(f)
-    if name is None:
-        module, _, _, _, name, _ = describe_function(cct.trace.function_names[f])
+    if name is None:  # read with the function's file, as the other views name it (`function_table`)
+        table = function_table(cct.trace)
+        module, name = table.module[f], table.short[f]
         if name == "<module>" and module:
             name = f"{module.rsplit('.', 1)[-1]} (module)"
         if names is not None:
