@@ -131,6 +131,7 @@ def test_swapped_type_codes_fail_in_one_line_or_load():
     (b"{)\x03r\x05\x00\x00\x00", "a ref to object 5, but only 0 are defined"),
     (b"{i\x01\x00\x00\x00N0", "not a function's (file, line, name)"),  # an int key (could be crafted to collide)
     (b"{)\x01z\x01a0", "ends ('0') after a key"),
+    (b"{)\x02)\x01z\x01az\x01bN0", "not a function's (file, line, name)"),  # a tuple in a key: hashed again per ref
     (b"{)\x01(\x00\x00\x00\x000", ""),
     (b"{" + b")\x01" * 10000 + b"N", f"nested more than {MAX_MARSHAL_DEPTH} deep"),
     (b"{" + b"{" * 100000, f"nested more than {MAX_MARSHAL_DEPTH} deep"),

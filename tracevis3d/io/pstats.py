@@ -19,8 +19,10 @@ flameprof draw it: ``meta["estimated_from"]`` is "a call graph (cProfile)" and t
 and the ref flag (0x80).  Every size is checked against the bytes left (a tuple of n items
 needs n bytes), nesting is at most `MAX_MARSHAL_DEPTH`, a long at most `MAX_LONG_DIGITS`
 digits, a ref must name an object already complete (a ref to a container still being read,
-the only way to make a loop, is refused), a dict key must be a tuple holding a string (a
-function's key; keys of ints only could be crafted to collide in one hash bucket).  Any
+the only way to make a loop, is refused), a dict key must be a tuple of at most 8 scalars
+holding a string (a function's key: keys of ints only could be crafted to collide in one
+hash bucket, and a key that is a big tuple, used again by ref, would be hashed again each
+time).  Any
 other type code or a bad size: `TraceFormatError` naming the file, the byte offset and the
 problem.  Time and memory are linear in the bytes.  Bytes after the dict are ignored, as
 ``marshal.load`` ignores them.
@@ -96,6 +98,10 @@ _F64 = struct.Struct("<d")
 _END = object()  # marshal's '0' (the end of a dict)
 _PENDING = object()  # a ref slot whose container is still being read
 _STRINGS = frozenset(b"zZaAuts")
+#: a dict key is a short tuple of scalars holding a string (a function's key): hashed in O(1),
+#: and its string's hash is salted per process, so no file can put many keys in one bucket
+_MAX_KEY_ITEMS = 8
+_KEY_ITEM = frozenset((str, int, float, bytes, bool, type(None)))
 
 
 class _Marshal:
@@ -130,6 +136,61 @@ class _Marshal:
         self.need(n * per_item, at, f"{what} of size {n}")
         return n
 
+    def tuple_(self, at: int, t: int, flag: int, depth: int) -> tuple:
+        """A tuple (``(``: 4 bytes of size, ``)``: 1 byte) at byte ``at``, its code read."""
+        if depth >= self.max_depth:
+            self.fail(at, f"containers nested more than {self.max_depth} deep")
+        if t == 0x29:
+            self.need(1, at, "a tuple")
+            k = self.b[self.pos]
+            self.pos += 1
+            self.need(k, at, f"a tuple of {k} items")
+        else:
+            k = self.size(at, "a tuple")
+        slot = -1
+        if flag:
+            slot = len(self.refs)
+            self.refs.append(_PENDING)
+        items = []
+        for _ in range(k):
+            item_at = self.pos
+            x = self.obj(depth + 1)
+            if x is _END:
+                self.fail(item_at, "a dict's end ('0') inside a tuple")
+            items.append(x)
+        v = tuple(items)
+        if flag:
+            self.refs[slot] = v
+        return v
+
+    def dict_(self, at: int, flag: int, depth: int) -> dict:
+        """A dict at byte ``at`` (its code read): key, value... up to ``0``."""
+        if depth >= self.max_depth:
+            self.fail(at, f"containers nested more than {self.max_depth} deep")
+        slot = -1
+        if flag:
+            slot = len(self.refs)
+            self.refs.append(_PENDING)
+        v = {}
+        while True:
+            key_at = self.pos
+            key = self.obj(depth + 1)
+            if key is _END:
+                break
+            if depth == 0:
+                self.top_keys.append(key_at)
+            if not (type(key) is tuple and len(key) <= _MAX_KEY_ITEMS and all(type(x) in _KEY_ITEM for x in key)
+                    and any(type(x) is str for x in key)):
+                self.fail(key_at, f"a dict key {_short(key)}: not a function's (file, line, name)")
+            val_at = self.pos
+            val = self.obj(depth + 1)
+            if val is _END:
+                self.fail(val_at, "a dict ends ('0') after a key, before its value")
+            v[key] = val  # a tuple of scalars: hashable
+        if flag:
+            self.refs[slot] = v
+        return v
+
     def obj(self, depth: int):
         if self.pos >= self.n:
             self.fail(self.pos, "the data ends where a value should start (the file is cut short)")
@@ -138,6 +199,29 @@ class _Marshal:
         flag = code & 0x80
         t = code & 0x7F
         self.pos += 1
+        if t == 0x72:  # r (the commonest code, with z)
+            if at + 5 > self.n:
+                self.need(4, at, "a ref")
+            k = _I32.unpack_from(self.b, at + 1)[0]
+            self.pos = at + 5
+            if not 0 <= k < len(self.refs):
+                self.fail(at, f"a ref to object {k}, but only {len(self.refs)} are defined")
+            v = self.refs[k]
+            if v is _PENDING:
+                self.fail(at, f"a ref to object {k}, a container still being read (a loop)")
+            return v
+        if t == 0x7A or t == 0x5A:  # z Z: a short ASCII string (marshal reads it as Latin-1)
+            if at + 2 > self.n:
+                self.need(1, at, "a string")
+            k = self.b[at + 1]
+            if at + 2 + k > self.n:
+                self.pos = at + 2
+                self.need(k, at, f"a string of {k} bytes")
+            v = self.b[at + 2: at + 2 + k].decode("latin-1")
+            self.pos = at + 2 + k
+            if flag:
+                self.refs.append(v)
+            return v
         if t == 0x4E:  # N
             return None
         if t == 0x54:  # T
@@ -146,14 +230,6 @@ class _Marshal:
             return False
         if t == 0x30:  # 0
             return _END
-        if t == 0x72:  # r
-            k = self.i32(at, "a ref")
-            if not 0 <= k < len(self.refs):
-                self.fail(at, f"a ref to object {k}, but only {len(self.refs)} are defined")
-            v = self.refs[k]
-            if v is _PENDING:
-                self.fail(at, f"a ref to object {k}, a container still being read (a loop)")
-            return v
         if t == 0x69:  # i
             v = self.i32(at, "an int")
         elif t == 0x6C:  # l
@@ -207,58 +283,9 @@ class _Marshal:
             else:  # a A z Z: one byte a character (marshal reads them as Latin-1)
                 v = raw.decode("latin-1")
         elif t in (0x28, 0x29):  # ( )
-            if depth >= self.max_depth:
-                self.fail(at, f"containers nested more than {self.max_depth} deep")
-            if t == 0x29:
-                self.need(1, at, "a tuple")
-                k = self.b[self.pos]
-                self.pos += 1
-                self.need(k, at, f"a tuple of {k} items")
-            else:
-                k = self.size(at, "a tuple")
-            slot = -1
-            if flag:
-                slot = len(self.refs)
-                self.refs.append(_PENDING)
-            items = []
-            for _ in range(k):
-                item_at = self.pos
-                x = self.obj(depth + 1)
-                if x is _END:
-                    self.fail(item_at, "a dict's end ('0') inside a tuple")
-                items.append(x)
-            v = tuple(items)
-            if flag:
-                self.refs[slot] = v
-            return v
+            return self.tuple_(at, t, flag, depth)
         elif t == 0x7B:  # {
-            if depth >= self.max_depth:
-                self.fail(at, f"containers nested more than {self.max_depth} deep")
-            slot = -1
-            if flag:
-                slot = len(self.refs)
-                self.refs.append(_PENDING)
-            v = {}
-            while True:
-                key_at = self.pos
-                key = self.obj(depth + 1)
-                if key is _END:
-                    break
-                if depth == 0:
-                    self.top_keys.append(key_at)
-                if not (isinstance(key, tuple) and any(isinstance(x, str) for x in key)):
-                    self.fail(key_at, f"a dict key {_short(key)}: not a function's (file, line, name)")
-                val_at = self.pos
-                val = self.obj(depth + 1)
-                if val is _END:
-                    self.fail(val_at, "a dict ends ('0') after a key, before its value")
-                try:
-                    v[key] = val
-                except TypeError:
-                    self.fail(key_at, f"a dict key that cannot be a key: {_short(key)}")
-            if flag:
-                self.refs[slot] = v
-            return v
+            return self.dict_(at, flag, depth)
         else:
             ch = chr(t) if 0x20 <= t < 0x7F else "?"
             self.fail(at, f"marshal type code 0x{code:02x} ({ch!r}): not one a pstats dump uses")
