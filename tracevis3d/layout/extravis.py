@@ -31,7 +31,7 @@ import dataclasses
 
 import numpy as np
 
-from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, auto_level, call_importance, element_label,
+from ..analysis.hierarchy import (PACKAGE, THREAD, THREADS, Hierarchy, auto_level, call_importance,
                                   hierarchy, level_index, sequence_order)
 from ..model import Trace
 from ..params.extravis import ExtravisParams
@@ -487,14 +487,14 @@ def icicle_labels(h, sh, bx0, bx1, bz0, bz1, upright, px_per_layout, tpx, size_w
     """Names on the sequence view's icicle boxes that hold them: along the box in the upper
     bands (at least 3 em wide), upwards in the leaves' taller band (a column at least 1 em
     wide, so the columns of the mural are named)."""
-    from .extravis_heb import ASCENT, DESCENT, fit_element
+    from .extravis_heb import ASCENT, DESCENT, band_label, fit_element
 
     texts, anchors, rots, els = [], [], [], []
     half = 0.5 * (ASCENT - DESCENT) * size_world / UNIT  # the baseline below the text's middle
     for k in np.argsort(-(bx1 - bx0)):
         w_px = (bx1[k] - bx0[k]) * px_per_layout
         h_px = (bz1[k] - bz0[k]) * px_per_layout
-        name = element_label(h, int(sh[k]))
+        name = band_label(h, int(sh[k]), bool(upright[k]))
         if name is None:
             continue
         xc, zc = 0.5 * (bx0[k] + bx1[k]), 0.5 * (bz0[k] + bz1[k])

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.hierarchy import THREAD, element_label
+from ..analysis.hierarchy import THREAD, UNQUALIFIED, element_label
 from ..kernels.bundle import bundled_curves
 from .spec import LabelSet, SectorLayer, TubeLayer
 from .text import ASCENT, DESCENT, fit_text, fit_thread_label, name_candidates
@@ -271,6 +271,22 @@ def fit_element(h, e: int, name: str, width_em: float) -> str:
     return fit_text(name_candidates(name), width_em)
 
 
+def band_label(h, e: int, leaf: bool) -> str | None:
+    """The name a band's element shows (`element_label`), None where it would only repeat what
+    the band outside it says: a placeholder whose parent is the same placeholder (the module
+    '(no module)' in the package '(no module)'), and '(no class)' outside the leaves' band
+    (it stands there for the names of no module; inside, '(no module)' above says it).  A C
+    program's or a browser's functions have no module: their three bands read '(no module)',
+    '(no module)', '(no class)' on the ring and on the sequence view's icicle."""
+    name = element_label(h, e)
+    if name is None or not name.startswith("("):
+        return name
+    if name == UNQUALIFIED and not leaf:
+        return None
+    parent = int(h.parent[e])
+    return None if parent >= 0 and element_label(h, parent) == name else name
+
+
 def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: float, max_labels: int) -> LabelSet:
     """Names on the ring's sectors that hold them at ``tpx`` pixels: along the arc in the
     outer bands, radially in the leaves' band (reading outward on the right, inward on the
@@ -282,7 +298,7 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
     for k in order:
         if len(texts) >= max_labels:
             break
-        name = element_label(h, int(e[k]))
+        name = band_label(h, int(e[k]), lo[k] == 0)
         if name is None:
             continue
         mid = 0.5 * (th0[k] + th1[k])
@@ -324,5 +340,5 @@ def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: f
                     {"element_index": np.asarray(els, np.int32).reshape(n)})
 
 
-__all__ = ["Arcs", "leaf_arcs", "fit_element", "floored_shares", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
+__all__ = ["Arcs", "leaf_arcs", "fit_element", "band_label", "floored_shares", "ring_layer", "control_points", "bundle_curves", "tube_layer", "ring_labels",
            "gradient_rgb", "ASCENT", "DESCENT"]
