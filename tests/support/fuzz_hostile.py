@@ -3,7 +3,8 @@
 Each seed builds one input: a class of tests/support/hostile_cases.py at a random size,
 a gzip oddity, a tampered native file, or a valid trace with random damage
 (cuts, byte flips, long or surrogate names, numeric edges, deep nesting, missing
-commas, trailing data, bad args); issue 20's classes: a hostile compact file (counts that
+commas, trailing data, bad args); a real recording of tests/data/formats damaged in its
+structure (``structured``: tests/support/fuzz_structured.py); issue 20's classes: a hostile compact file (counts that
 wrap int64, a declared raw size 0 over a zlib bomb, DAG and depth bombs, header and
 metadata bombs, byte flips), a user regex (catastrophic for a backtracking engine, or
 needing backtracking) searched over a trace, and a trace whose names collide under the
@@ -149,7 +150,7 @@ FORMAT_CASE_MODULES = ("hostile_profiles", "hostile_text_formats", "hostile_perf
 
 #: the kinds of input `build` draws from (a seed picks one; ``kinds=`` narrows the draw)
 KINDS = ("case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex", "cone", "output",
-         "format", "format", "name")
+         "format", "format", "name", "structured", "structured")
 
 
 def format_cases() -> list:
@@ -285,6 +286,11 @@ def build(seed: int, kinds=None):
 
     rng = random.Random(seed)
     kind = rng.choice(list(kinds or KINDS))
+    if kind == "structured":  # the real recordings, parsed and damaged in their structure (fuzz_structured.py)
+        import fuzz_structured
+
+        data, label = fuzz_structured.build(rng)
+        return data, {}, label
     if kind == "format":  # issue 67: the hostile files of every new reader, cut or flipped at random
         cases = format_cases()
         name, factory, *rest = cases[rng.randrange(len(cases))]
