@@ -48,6 +48,18 @@ class AsyncPlan:
         return len(self.lanes)
 
 
+def process_labels(tr) -> dict:
+    """pid → the label its threads' lanes give the process (`Trace.thread_label`: "Browser",
+    "Renderer #2" where several share a name), for the pids that have threads with a named
+    process; an async lane is named like them ("async · navigation (Renderer #2)", not by pid)."""
+    labels = tr.thread_name_counts()[2]
+    out: dict = {}
+    for t, pid in enumerate(tr.thread_pid[:len(labels)].tolist()):
+        if labels[t] and not str(labels[t]).isdigit():  # a process named by its pid alone says no more
+            out.setdefault(int(pid), str(labels[t]))
+    return out
+
+
 def async_plan(tr, t0: float, t1: float, show: bool) -> AsyncPlan:
     """The async lanes of a figure: slices overlapping [t0, t1], grouped by (category,
     process) of their track, packed into rows."""
@@ -60,7 +72,8 @@ def async_plan(tr, t0: float, t1: float, show: bool) -> AsyncPlan:
         return AsyncPlan()
     cats = np.asarray(tr.async_track_cats, dtype=object)
     trk = tr.async_track[inside]
-    key_names = [f"{c} (pid {p})" for c, p in zip(cats, tr.async_track_pid.tolist())]
+    proc = process_labels(tr)
+    key_names = [f"{c} ({proc.get(p) or f'pid {p}'})" for c, p in zip(cats, tr.async_track_pid.tolist())]
     if len(set(tr.async_track_pid.tolist())) == 1:
         key_names = [str(c) for c in cats]
     names, group = np.unique(np.asarray(key_names, dtype=object)[trk], return_inverse=True)
