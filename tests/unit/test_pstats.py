@@ -24,7 +24,8 @@ from tracevis3d.model import TraceFormatError
 pytestmark = pytest.mark.timeout(300)
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats" / "pstats"
-FILES = ("jsontool.prof.gz", "docutils.prof.gz", "profile_json.prof.gz", "yappi.pstat.gz")
+FILES = ("jsontool.prof.gz", "docutils.prof.gz", "profile_json.prof.gz", "yappi.pstat.gz", "jsontool_py3.13.prof.gz",
+         "jsontool_py3.8.prof.gz")
 
 
 def _bytes(name: str) -> bytes:
@@ -161,6 +162,13 @@ def test_bad_entries_are_left_out_and_counted():
     assert sorted(t.function_names[f] for f in t.func) == ["f", "g"]
 
 
+def test_a_python2_dump_is_refused_in_one_line():
+    data = _bytes("tiny_py2.7.prof.gz")
+    _expect_error(data, "a Python 2 string ref ('R')")
+    without_refs = marshal.dumps({(b"tiny.py", 2, b"fib"): (1, 1, 0.5, 0.5, {})})  # Python 2's names: bytes
+    _expect_error(without_refs, "of bytes: a dump written by Python 2")
+
+
 def test_a_shared_callers_dict_is_refused():
     shared = {("a.py", 1, "f"): (1, 1, 0.1, 0.1)}
     data = marshal.dumps({("a.py", 1, "f"): (1, 1, 0.1, 0.2, {}), ("b.py", 1, "g"): (1, 1, 0.1, 0.1, shared),
@@ -294,7 +302,8 @@ def test_roots_total_is_the_profiles_total(name):
 @pytest.mark.parametrize("name, file_end, func", [
     ("jsontool.prof.gz", "json/tool.py", "main"), ("jsontool.prof.gz", "json/decoder.py", "raw_decode"),
     ("docutils.prof.gz", "docutils/__main__.py", "main"), ("docutils.prof.gz", "docutils/core.py", "publish_cmdline"),
-    ("yappi.pstat.gz", "docutils/core.py", "publish_file")])
+    ("yappi.pstat.gz", "docutils/core.py", "publish_file"), ("jsontool_py3.13.prof.gz", "json/tool.py", "main"),
+    ("jsontool_py3.8.prof.gz", "json/tool.py", "main")])
 def test_a_function_with_one_caller_is_as_wide_as_its_ct(name, file_end, func):
     """The program run by ``python -m cProfile -m json.tool`` (or ``-m docutils``), called once
     by its module, which runpy's ``exec`` runs: its width in the tree is its ct, though ``exec``

@@ -181,6 +181,9 @@ class _Marshal:
                 self.top_keys.append(key_at)
             if not (type(key) is tuple and len(key) <= _MAX_KEY_ITEMS and all(type(x) in _KEY_ITEM for x in key)
                     and any(type(x) is str for x in key)):
+                if type(key) is tuple and any(type(x) is bytes for x in key[:_MAX_KEY_ITEMS]):
+                    self.fail(key_at, f"a dict key {_short(key)} of bytes: a dump written by Python 2, which Python "
+                                      f"3's pstats cannot read either: profile the program under Python 3")
                 self.fail(key_at, f"a dict key {_short(key)}: not a function's (file, line, name)")
             val_at = self.pos
             val = self.obj(depth + 1)
@@ -286,6 +289,9 @@ class _Marshal:
             return self.tuple_(at, t, flag, depth)
         elif t == 0x7B:  # {
             return self.dict_(at, flag, depth)
+        elif t == 0x52:  # R: Python 2's ref to an interned string
+            self.fail(at, "a Python 2 string ref ('R'): a dump written by Python 2, which Python 3's pstats cannot "
+                          "read either: profile the program under Python 3")
         else:
             ch = chr(t) if 0x20 <= t < 0x7F else "?"
             self.fail(at, f"marshal type code 0x{code:02x} ({ch!r}): not one a pstats dump uses")
