@@ -1148,6 +1148,16 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
     perf) is not part of the C name, and valgrind's and addr2line's unknown file (``???``,
     ``??``) is no file (a module "???" labelled ``???.(below main)``).
     """
+    got = _parse_function_name(name, file, line)
+    # a line past int32 (``f:99999999999999999999``) is no line: the function tables are int32
+    return got if -1 <= got.line <= _MAX_LINE else got._replace(line=-1)
+
+
+#: the largest line number kept (the function tables hold lines as int32)
+_MAX_LINE = 2 ** 31 - 1
+
+
+def _parse_function_name(name: str, file: str, line: int) -> ParsedName:
     if file in _UNKNOWN_FILES:
         file = ""
     if "@" in name and name[-1:].isdigit():

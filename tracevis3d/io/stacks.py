@@ -243,6 +243,7 @@ def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) ->
             f_files[k] = p.file or fl
             f_lines[k] = p.line if p.line >= 0 else ln
     kind = classify_functions(names, kind_rules) if names else np.zeros(0, np.uint8)
+    f_lines = [ln if -1 <= ln < 2 ** 31 else -1 for ln in f_lines]  # past int32: no line
     return dict(function_names=names, function_files=f_files, function_lines=np.array(f_lines, np.int32),
                 function_cats=[cat] * len(names), function_paths=paths, _kind=kind)
 

@@ -1,0 +1,24 @@
+"""Regressions found by the structured fuzzer (tests/support/fuzz_structured.py), the smallest
+input of each, no recordings: see tests/realtraces/test_fuzz_structured_regressions.py for
+those on the recordings themselves."""
+from __future__ import annotations
+
+import pytest
+
+from tracevis3d.names import parse_function_name
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", ["/a/b.py:f:99999999999999999999", "f (/a/b.py:18446744073709551616)",
+                                  "/a/b.py:f:2147483648"])
+def test_a_line_past_int32_is_no_line(name):
+    """Austin's ``file:function:line`` frame with a 20-digit line: the function tables hold
+    lines as int32, so such a line is none (-1), not an OverflowError while the tables are built."""
+    p = parse_function_name(name)
+    assert p.line == -1 and p.file == "/a/b.py", p
+
+
+@pytest.mark.timeout(60)
+def test_a_line_inside_int32_is_kept():
+    assert parse_function_name("/a/b.py:f:2147483647").line == 2147483647
+    assert parse_function_name("/a/b.py:f:12").line == 12
