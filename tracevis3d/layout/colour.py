@@ -19,7 +19,9 @@ Categorical modes (``function``, ``module``; ``auto`` picks one):
   modules of a package are shades of its hue; the heaviest module of each of the top
   families gets a shade first, then the heaviest remaining modules; modules left over
   share their family's muted "other modules" shade; C built-ins are one family;
-- ``function``: the heaviest functions get distinct hues;
+- ``function``: the heaviest functions get distinct hues; a frame the profiler could not
+  name (an unsymbolicated address, ``0x7f57c92a3f14``) gets none: a Firefox profile without
+  symbols gave 14 of its 16 colours to addresses, its named functions grey;
 - ``auto``: ``function`` when its colours cover `AUTO_FUNCTION_COVER` of the area (a small
   trace), else ``module``;
 - reserved, in every categorical mode: runtime infrastructure (import machinery, start-up,
@@ -35,6 +37,7 @@ IV-B2).
 """
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass, field
 
@@ -47,6 +50,8 @@ from .naming import function_table
 from .params import parse_fold
 
 AUTO_FUNCTION_COVER = 0.75
+#: a function name that is only a code address (a profile without symbols): no colour of its own
+ADDRESS_NAME = re.compile(r"0x[0-9a-fA-F]+")
 FOLDED_AREA = 0.15  # a folded call's height relative to a level, for the area ranking
 SEQ_BINS = 16
 KIND_BINS = 4
@@ -177,13 +182,15 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     budget = int(params.max_colors) - 1
     n_func = trace.n_functions
     f_area = np.bincount(trace.func[free_all], weights=area[free_all], minlength=n_func)
+    named_area = f_area.copy()  # addresses rank last: named functions take the colours
+    named_area[[f for f, nm in enumerate(ft.display) if ADDRESS_NAME.fullmatch(nm)]] = 0.0
     if mode == "auto":
-        top = np.sort(f_area)[::-1][:budget].sum()
-        mode = "function" if top >= AUTO_FUNCTION_COVER * max(f_area.sum(), 1e-300) else "module"
+        top = np.sort(named_area)[::-1][:budget].sum()
+        mode = "function" if top >= AUTO_FUNCTION_COVER * max(named_area.sum(), 1e-300) else "module"
     colours, names = [], []
     if mode == "function":
-        order = np.argsort(-f_area, kind="stable")
-        order = order[f_area[order] > 0][:budget]
+        order = np.argsort(-named_area, kind="stable")
+        order = order[named_area[order] > 0][:budget]
         key_slot_of_func = np.full(n_func, -1, np.int64)
         key_slot_of_func[order] = np.arange(order.size)
         ring = _hue_ring(order.size)
