@@ -126,7 +126,10 @@ def test_swapped_type_codes_fail_in_one_line_or_load():
     (b"{)\x03l\x00\x00\x01\x00" + b"\x01\x00" * 64, "a long of 65536 digits"),
     (b"{)\x03l\x02\x00\x00\x00\x01\x00\x00\x00", "not normalised"),
     (b"{)\x03z\x05ab", "a string of 5 bytes needs 5 bytes, 2 left"),
-    (b"{)\x03c\x00\x00\x00\x00", "type code 0x63 ('c')"),  # a code object
+    (b"{)\x03c\x00\x00\x00\x00", "a code object needs 20 bytes, 4 left"),
+    (b"{)\x03c" + b"\x00" * 20 + b"N", "a code object's code that is a NoneType"),
+    (b"{)\x03y" + b"\x00" * 16, "type code 0x79 ('y')"),  # a complex: only inside a code object
+    (b"{)\x03<\x01\x00\x00\x00N", "type code 0x3c ('<')"),  # a set: only inside a code object
     (b"{\xa9\x03r\x00\x00\x00\x00", "a container still being read (a loop)"),  # a key that holds itself
     (b"\xfb)\x03r\x00\x00\x00\x00", "a container still being read (a loop)"),  # the dict inside its own key
     (b"{)\x03r\x05\x00\x00\x00", "a ref to object 5, but only 0 are defined"),
@@ -162,6 +165,28 @@ def test_bad_entries_are_left_out_and_counted():
     assert sorted(t.function_names[f] for f in t.func) == ["f", "g"]
 
 
+@pytest.mark.parametrize("version", ["3.13", "3.11", "3.10", "3.7"])
+def test_profile_module_code_objects_are_read_not_made(version):
+    """``python -m profile -o X script.py`` keys the script's run by its code object: read in its
+    Python's layout (constants of every kind, nested code objects), never made, named as text."""
+    data = _bytes(f"profile_codes_py{version}.prof.gz")
+    value, _ = read_marshal(data, "c.prof")
+    root = ("profile", 0, "<code object <module> of codes.py, line 1>")
+    assert root in value and value[("profile", 0, "profiler")][4] == {}
+    assert ("profile", 0, "profiler") in value[root][4]
+    if version == "3.11":  # this Python's marshal reads it: everything else is equal
+        real = marshal.loads(data)
+        code_key = next(k for k in real if not isinstance(k[2], str))
+        assert code_key[2].co_name == "<module>"
+        assert {k: v for k, v in real.items() if k != code_key and code_key not in v[4]} == \
+            {k: v for k, v in value.items() if k != root and root not in v[4]}
+    t = _load(data)
+    assert t.meta["estimated_from"] == "a call graph (profile)"
+    assert "<code object <module> of codes.py, line 1>" in t.function_names
+    f = next(k for k in value if k[2] == "f")
+    assert sum(w for p, w in tree_of(t).items() if p[-1] == "f") == pytest.approx(value[f][3], rel=1e-6)
+
+
 def test_a_python2_dump_is_refused_in_one_line():
     data = _bytes("tiny_py2.7.prof.gz")
     _expect_error(data, "a Python 2 string ref ('R')")
@@ -193,10 +218,28 @@ def naive_tree(stats: dict) -> dict:
     calls = {}  # (caller, callee) -> calls
     calls_in = {k: 0 for k in stats}
     for f, (cc, nc, tt, ct, callers) in stats.items():
+        counted = {}
         for g, v in callers.items():
-            edges[g][f] = v[3] if isinstance(v, tuple) else ct * min(v / nc, 1.0) if nc else 0.0
             calls[g, f] = v[0] if isinstance(v, tuple) else v
             calls_in[f] += calls[g, f]
+            if isinstance(v, tuple):
+                edges[g][f] = v[3]
+            else:
+                counted[g] = math.inf if stats[g][3] <= 0 else max(stats[g][3] - stats[g][2], 0.0)
+        if counted and cc < nc:  # recursed: each caller up to the whole ct
+            for g, cap in counted.items():
+                edges[g][f] = min(cap, ct)
+        elif counted:  # a rate r per call with sum(min(cap, n r)) = ct, found by bisection
+            def given(r):
+                return sum(min(cap, calls[g, f] * r) for g, cap in counted.items())
+            lo, hi = 0.0, 1.0
+            while given(hi) < ct and hi < 1e300 and given(hi) > given(hi / 2) * (1 + 1e-15):
+                hi *= 2
+            for _ in range(200):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if given(mid) < ct else (lo, mid)
+            for g, cap in counted.items():
+                edges[g][f] = min(cap, calls[g, f] * hi)
     ct = {k: v[3] for k, v in stats.items()}
     out_sum = {k: sum(e.values()) for k, e in edges.items()}
     split = {}

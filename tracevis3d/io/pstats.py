@@ -25,7 +25,13 @@ hash bucket, and a key that is a big tuple, used again by ref, would be hashed a
 time).  Any
 other type code or a bad size: `TraceFormatError` naming the file, the byte offset and the
 problem.  Time and memory are linear in the bytes.  Bytes after the dict are ignored, as
-``marshal.load`` ignores them.
+``marshal.load`` ignores them.  One more type: the ``profile`` module keys a script's run by
+its code object (``c``), which is read in the layout of the Python that wrote it (3.4-3.13,
+`_CODE_LAYOUTS`: the file's first code object decides it) and never made: the key names it
+as text, ``<code object <module> of prog.py, line 1>``; its constants may be of any kind
+(sets are read as tuples, never hashed; a big long is checked, not built).  A Python 2 dump
+(string refs ``R``, names of bytes) is refused in one line: Python 3's pstats cannot read it
+either.
 
 **The profile's shape.**  An entry whose key is not (str, int, str) or whose value is not
 (int, int, number, number, dict) is left out (repair ``pstats_entry``); a caller item that
@@ -36,9 +42,9 @@ is negative or not finite is 0 (``pstats_number``).  A callers dict shared by tw
 **The call graph → a tree** (flameprof's and snakeviz's reading):
 
 - edges caller → callee weigh the callee's ct when called from that caller (the caller
-  tuple's ct); from an int (``profile``), the callee's ct × that caller's share of its calls
-  (gprof's assumption that every call lasts alike: wrong for ``exec``, whose one call from
-  runpy runs the whole program, so ``profile`` dumps draw the program too narrow);
+  tuple's ct); from an int (``profile``: call counts only), see `_count_edges`: the callee's
+  ct shared out by calls under each caller's ct − tt, or, for a callee that recursed, up to
+  its whole ct per caller;
 - roots: the functions with no callers, and those called more often than their callers
   record (cProfile's ``{built-in method builtins.exec}``: its first call came from outside
   the profile), in the file's order; a root weighs its ct (cProfile counts ct only for the
@@ -98,6 +104,18 @@ _F64 = struct.Struct("<d")
 _END = object()  # marshal's '0' (the end of a dict)
 _PENDING = object()  # a ref slot whose container is still being read
 _STRINGS = frozenset(b"zZaAuts")
+#: a marshalled code object's layouts, newest first: (Pythons, int32 fields, then its fields:
+#: "#" a raw int32, "b" bytes, "t" a tuple, "s" a str, "*" any value)
+_CODE_LAYOUTS = (
+    ("3.11-3.13", 5, (("code", "b"), ("consts", "t"), ("names", "t"), ("localsplusnames", "t"),
+                      ("localspluskinds", "b"), ("filename", "s"), ("name", "s"), ("qualname", "s"),
+                      ("firstlineno", "#"), ("linetable", "b"), ("exceptiontable", "b"))),
+    ("3.8-3.10", 6, (("code", "b"), ("consts", "t"), ("names", "t"), ("varnames", "t"), ("freevars", "t"),
+                     ("cellvars", "t"), ("filename", "s"), ("name", "s"), ("firstlineno", "#"), ("lnotab", "b"))),
+    ("3.4-3.7", 5, (("code", "b"), ("consts", "t"), ("names", "t"), ("varnames", "t"), ("freevars", "t"),
+                    ("cellvars", "t"), ("filename", "s"), ("name", "s"), ("firstlineno", "#"), ("lnotab", "b"))),
+)
+_FIELD_TYPE = {"b": bytes, "t": tuple, "s": str}
 #: a dict key is a short tuple of scalars holding a string (a function's key): hashed in O(1),
 #: and its string's hash is salted per process, so no file can put many keys in one bucket
 _MAX_KEY_ITEMS = 8
@@ -115,6 +133,8 @@ class _Marshal:
         self.refs: list = []
         self.pos = 0
         self.top_keys: list = []  # byte offset of each key of the outermost dict
+        self.in_code = 0  # > 0: inside a code object (its constants allow more types)
+        self.code_layout = None  # the layout of this file's code objects, once one was read
 
     def fail(self, at: int, what: str):
         raise TraceFormatError(f"{self.source}: byte {at}: {what}")
@@ -194,6 +214,54 @@ class _Marshal:
             self.refs[slot] = v
         return v
 
+    def code(self, at: int, flag: int, depth: int) -> str:
+        """A code object at byte ``at`` (its code read), never made: read in the layout of the
+        Python that wrote it (`_CODE_LAYOUTS`; the first code object of a file decides it, each
+        layout tried in turn, so the reading stays linear), and returned as the text
+        ``<code object NAME of FILE, line N>``."""
+        if depth >= self.max_depth:
+            self.fail(at, f"containers nested more than {self.max_depth} deep")
+        start, n_refs = self.pos, len(self.refs)
+        layouts = [self.code_layout] if self.code_layout is not None else _CODE_LAYOUTS
+        err = None
+        for layout in layouts:
+            self.pos = start
+            del self.refs[n_refs:]
+            if flag:
+                self.refs.append(_PENDING)
+            self.in_code += 1
+            try:
+                fields = self._code_fields(at, layout, depth)
+            except TraceFormatError as e:
+                err = err or e
+                continue
+            finally:
+                self.in_code -= 1
+            self.code_layout = layout
+            v = f"<code object {fields['name']} of {fields['filename']}, line {fields['firstlineno']}>"
+            if flag:
+                self.refs[n_refs] = v
+            return v
+        self.code_layout = None
+        raise err
+
+    def _code_fields(self, at: int, layout, depth: int) -> dict:
+        _, n_ints, fields = layout
+        self.need(4 * n_ints, at, "a code object")
+        self.pos += 4 * n_ints
+        out = {}
+        for name, kind in fields:
+            if kind == "#":
+                out[name] = self.i32(at, f"a code object's {name}")
+                continue
+            field_at = self.pos
+            v = self.obj(depth + 1)
+            if not isinstance(v, _FIELD_TYPE[kind]):
+                self.fail(field_at, f"a code object's {name} that is a {type(v).__name__} (layout of Python "
+                                    f"{layout[0]})")
+            out[name] = v
+        return out
+
     def obj(self, depth: int):
         if self.pos >= self.n:
             self.fail(self.pos, "the data ends where a value should start (the file is cut short)")
@@ -238,6 +306,13 @@ class _Marshal:
         elif t == 0x6C:  # l
             n = self.i32(at, "a long")
             nd = abs(n)
+            if self.in_code and nd > MAX_LONG_DIGITS:  # a code object's big constant: checked, not made
+                self.need(2 * nd, at, f"a long of {nd} digits")
+                digits = self.b[self.pos: self.pos + 2 * nd]
+                if max(digits[1::2]) >= 0x80 or digits[-2:] == b"\x00\x00":
+                    self.fail(at, "a long with a digit out of range or not normalised")
+                self.pos += 2 * nd
+                return None
             if nd > MAX_LONG_DIGITS:
                 self.fail(at, f"a long of {nd} digits, more than {MAX_LONG_DIGITS} (larger than any count)")
             self.need(2 * nd, at, f"a long of {nd} digits")
@@ -289,6 +364,16 @@ class _Marshal:
             return self.tuple_(at, t, flag, depth)
         elif t == 0x7B:  # {
             return self.dict_(at, flag, depth)
+        elif t == 0x63:  # c: a code object (the profile module's key of a script's run)
+            return self.code(at, flag, depth)
+        elif self.in_code and t in (0x3C, 0x3E, 0x5B):  # < > [: a constant set (read as a tuple: never hashed)
+            return self.tuple_(at, 0x28, flag, depth)
+        elif self.in_code and t == 0x2E:  # .
+            return Ellipsis
+        elif self.in_code and t == 0x79:  # y: a complex, two doubles
+            self.need(16, at, "a complex")
+            v = complex(*struct.unpack_from("<dd", self.b, self.pos))
+            self.pos += 16
         elif t == 0x52:  # R: Python 2's ref to an interned string
             self.fail(at, "a Python 2 string ref ('R'): a dump written by Python 2, which Python 3's pstats cannot "
                           "read either: profile the program under Python 3")
@@ -339,7 +424,7 @@ def _frame_name(key) -> tuple:
 def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
     """The checked call graph: (keys, nc, tt, ct per function; caller, callee, seconds, calls
     per edge; the calls its callers record per function)."""
-    keys, nc, tt, ct, callers = [], [], [], [], []
+    keys, cc, nc, tt, ct, callers = [], [], [], [], [], []
     seen_dicts: set = set()
     bad_num = []
 
@@ -365,6 +450,7 @@ def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
                                    f"no profiler writes one")
         seen_dicts.add(id(v[4]))
         keys.append(k)
+        cc.append(vals[0])
         nc.append(vals[1])
         tt.append(float(vals[2]))
         ct.append(float(vals[3]))
@@ -404,11 +490,37 @@ def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
     ew = np.asarray(e_ct, np.float64)
     en = np.asarray([min(x, 2 ** 62) for x in e_nc], np.float64)
     ei = np.asarray(e_int, np.bool_)
-    if ei.any():  # the profile module's callers: the callee's ct split by its callers' calls
-        share = np.divide(en[ei], nc_a[et[ei]], out=np.zeros(int(ei.sum())), where=nc_a[et[ei]] > 0)
-        ew[ei] = ct_a[et[ei]] * np.minimum(share, 1.0)
+    if ei.any():  # the profile module's callers: call counts only
+        cc_a = np.asarray([min(x, 2 ** 62) for x in cc], np.float64)
+        ew[ei] = _count_edges(ef[ei], et[ei], en[ei], cc_a, nc_a, np.asarray(tt, np.float64), ct_a)
     caller_calls = np.bincount(et, weights=en, minlength=len(keys))
     return keys, nc_a, np.asarray(tt, np.float64), ct_a, ef, et, ew, en, caller_calls
+
+
+def _count_edges(ef, et, en, cc, nc, tt, ct) -> np.ndarray:
+    """Seconds of edges known only by their call counts (the ``profile`` module).  A caller g
+    cannot spend more in its callees than ct(g) − tt(g) (no cap when ct(g) is 0: ``profile``'s
+    own root).  A callee f that recursed (cc < nc) gives each caller min(cap, ct(f)): its
+    outermost call contains the others, so one caller may hold all of ct(f) (``exec``: runpy's
+    one call of it runs the whole program, its 14 calls from imports little).  Any other callee's
+    ct is shared out by calls (gprof's assumption that calls last alike), water-filled under
+    the caps: a caller capped passes what it cannot hold to the others."""
+    cap = np.where(ct[ef] > 0, np.maximum(ct[ef] - tt[ef], 0.0), np.inf)
+    w = np.minimum(cap, ct[et])
+    plain = cc[et] >= nc[et]  # no recursive calls: water-filled
+    order = np.lexsort((np.where(en > 0, cap / np.maximum(en, 1e-300), np.inf), et))
+    order = order[plain[order]]
+    if order.size:
+        bounds = np.flatnonzero(np.diff(et[order])) + 1
+        for grp in np.split(order, bounds):
+            total = ct[et[grp[0]]]
+            n_left = float(en[grp].sum())
+            for e in grp.tolist():  # by cap per call, smallest first: the rate only grows
+                rate = total / n_left if n_left > 0 else 0.0
+                w[e] = min(cap[e], en[e] * rate)
+                total -= w[e]
+                n_left -= en[e]
+    return w
 
 
 def _heaviest_callees(ef, et, ew, nf: int, k: int) -> tuple:
