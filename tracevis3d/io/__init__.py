@@ -184,7 +184,74 @@ def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
         trace = loader_of(fmt)(data, source=source, limits=lim, **options)
     trace.meta.setdefault("format", fmt.key)
     trace.meta["format_title"] = fmt.title
+    _fit_text_tables(trace, lim.max_name_chars)
     return trace
+
+
+def _fit_text(s: str, cap: int) -> str:
+    """``s`` at most ``cap`` characters (cut as `stacks.FrameTable` cuts: "…" and a hash of the
+    whole) and valid Unicode (a lone surrogate becomes U+FFFD)."""
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            s = s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if len(s) > cap:
+        import hashlib
+
+        s = s[: cap - 10] + "…" + hashlib.blake2s(s.encode("utf-8"), digest_size=4).hexdigest()
+    return s
+
+
+def _fit_text_tables(trace: Trace, cap: int) -> None:
+    """Every text of the trace's tables (`model.STRING_TABLES`, function paths) fit for the
+    native and compact files, whose readers refuse a text longer than ``max_name_chars`` or
+    not valid Unicode: what a reader accepted is saved and read back (issue 68's round trip),
+    whichever reader left a long file name, thread name or lone surrogate in its tables.
+    O(number of texts): a length test and, for non-ASCII texts, one encode each."""
+    from ..model import STRING_TABLES
+
+    def unfit(s) -> bool:
+        if not isinstance(s, str):
+            return False
+        if len(s) > cap:
+            return True
+        if s.isascii():
+            return False
+        try:
+            s.encode("utf-8")
+            return False
+        except UnicodeEncodeError:
+            return True
+
+    n = 0
+    for k in STRING_TABLES:
+        v = getattr(trace, k, None)
+        if v is None:
+            continue
+        bad = [j for j, s in enumerate(v) if unfit(s)]
+        if bad:
+            v = list(v)
+            for j in bad:
+                v[j] = _fit_text(v[j], cap)
+            setattr(trace, k, v)
+            n += len(bad)
+    paths = trace.function_paths
+    bad = [j for j, pth in enumerate(paths) if any(unfit(x) for x in pth)]
+    if bad:
+        paths = list(paths)
+        for j in bad:
+            paths[j] = tuple(_fit_text(x, cap) if isinstance(x, str) else x for x in paths[j])
+        trace.function_paths = paths
+        n += len(bad)
+    if n:
+        reps = trace.meta.setdefault("repairs", {})
+        if isinstance(reps, dict):
+            r = reps.setdefault("text_unfit", {"count": 0, "first": "the trace's text tables",
+                                               "action": "a text longer than max_name_chars or not valid "
+                                                         "Unicode: cut with a hash, U+FFFD for a lone surrogate"})
+            if isinstance(r, dict):
+                r["count"] = r.get("count", 0) + n
 
 
 def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
