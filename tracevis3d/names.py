@@ -1325,7 +1325,14 @@ def _in_language(name: str, file: str, line: int, lang: str):
     if lang == "haskell":
         return _haskell(name, file, line, True)
     if lang == "asm":  # Go's (runtime/asm_amd64.s: its GOARCH suffix), else the symbol's own shape
-        got = _go(name, file, line, True) if _GO_ASM_FILE.search(file) else None
+        go = _GO_ASM_FILE.search(file) is not None
+        got = _go(name, file, line, True) if go else None
+        path = file.replace("\\", "/")
+        if got is None and go and "/src/" in path and _C_FUNCTION.match(name):
+            # a routine pprof names without its package ("cmpbody"): the package is its folder
+            pkg = path.rsplit("/src/", 1)[1].rpartition("/")[0]
+            if pkg:
+                return _make(name, file, line, pkg, name, ".", "go", (pkg,))
         return got if got is not None else parse_function_name(name, "", line)._replace(file=file)
     return None
 

@@ -22,7 +22,8 @@ GO_ASSEMBLY = [
     ("runtime.gcWriteBarrier", GO_ROOT + "runtime/asm_amd64.s", "runtime", "runtime.gcWriteBarrier", "gcWriteBarrier"),
     ("internal/bytealg.IndexByte", GO_ROOT + "internal/bytealg/indexbyte_arm64.s", "internal/bytealg",
      "internal/bytealg.IndexByte", "IndexByte"),
-    ("cmpbody", GO_ROOT + "internal/bytealg/compare_amd64.s", "", "cmpbody", "cmpbody"),  # as pprof writes it
+    # pprof writes no package for it: the package is its folder under src/
+    ("cmpbody", GO_ROOT + "internal/bytealg/compare_amd64.s", "internal/bytealg", "internal/bytealg.cmpbody", "cmpbody"),
 ]
 
 
