@@ -635,8 +635,10 @@ def _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller, caller_calls) 
     that explains the time gets the callee of that time); what is left of the callees (counted
     again) is dropped.  An estimate, like the rest of the tree.
 
-    Returns (keys, nc, tt, ct, edge from, edge to, edge weight, roots, number of copies), the
-    copies after the original functions (which keep no edges)."""
+    Returns (keys, nc, tt, ct, edge from, edge to, edge weight, roots, the original function of
+    each), the copies after the original functions (which keep no edges).  The tree is walked
+    over the copies (recursion is cut per copy); its nodes are then named by the originals, so
+    a function keeps one name and one colour."""
     nf = len(keys)
     out_sum = np.bincount(ef, weights=ew, minlength=nf)
     outer = has_caller & (nc > caller_calls) & (ct > 0)
@@ -646,7 +648,7 @@ def _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller, caller_calls) 
     cand = has_caller & (outer | (out_sum > ct * (1.0 + 1e-6) + 1e-12)) & (n_ctx >= 2) & ~self_edge
     plain_roots = np.flatnonzero(~has_caller | (outer & ~cand))
     if not cand.any():
-        return keys, nc, tt, ct, ef, et, ew, plain_roots, 0
+        return keys, nc, tt, ct, ef, et, ew, plain_roots, np.arange(nf, dtype=np.int64)
     keys = list(keys)
     nc_l, tt_l, ct_l = list(nc), list(tt), list(ct)
     orig = list(range(nf))
@@ -701,7 +703,7 @@ def _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller, caller_calls) 
         dst[idx] = [copy_of[(c, g)] for c, g in zip(dst[idx].tolist(), orig_a[src[idx]].tolist())]
     roots = np.concatenate([plain_roots, np.asarray(outer_roots, np.int64)])
     return (keys, np.asarray(nc_l, np.float64), np.asarray(tt_l, np.float64), np.asarray(ct_l, np.float64),
-            src, dst, wgt, roots, len(keys) - nf)
+            src, dst, wgt, roots, orig_a)
 
 
 def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True, **_common):
@@ -718,7 +720,7 @@ def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, 
     has_caller[et] = True
     n_functions = len(keys)
     total_tt = float(tt.sum())
-    keys, nc, tt, ct, ef, et, ew, roots, n_copies = _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller,
+    keys, nc, tt, ct, ef, et, ew, roots, orig = _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller,
                                                                     caller_calls)
     nf = len(keys)
     # D(f): the caller's weight its callees' shares are taken of
@@ -760,13 +762,13 @@ def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, 
             f"{lim.max_callgraph_nodes}) or past a caller's {lim.max_callees_per_function} heaviest "
             f"(max_callees_per_function=): one child '{OTHER_NAME}' per caller" if n_other else "")
     names, files, lines = [], [], []
-    for k in keys:
+    for k in keys[:n_functions]:
         nm, fl, ln = _frame_name(k)
         names.append(nm)
         files.append(fl)
         lines.append(ln)
     parent = n_parent.astype(np.int64)
-    frame = n_frame.astype(np.int64)
+    frame = orig[n_frame]  # a copy of a split function is that function
     self_w = np.where(has_other, n_self - other, n_self)
     if n_other:
         names.append(OTHER_NAME)
@@ -776,7 +778,7 @@ def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, 
         # each "…other" right after its parent's subtree would break pre-order; stacks.merged_trace
         # needs only parents before children: appended at the end
         parent = np.concatenate([parent, ids])
-        frame = np.concatenate([frame, np.full(ids.size, nf, np.int64)])
+        frame = np.concatenate([frame, np.full(ids.size, n_functions, np.int64)])
         self_w = np.concatenate([self_w, other[ids]])
     frames = frame_table(names, lim, files=files, lines=lines)
     prog = "cProfile" if any(k[0] == "~" for k in keys) else \
@@ -794,7 +796,7 @@ def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, 
     meta = {"estimated_from": f"a call graph ({prog})", "pstats_functions": n_functions, "pstats_calls": int(ef.size),
             "pstats_roots": int(roots.size), "pstats_total_s": total_tt, "pstats_root_total_s": root_total,
             "pstats_threshold_s": float(threshold), "pstats_program": prog, "pstats_callees_left_out": n_capped,
-            "pstats_split_copies": int(n_copies)}
+            "pstats_split_copies": int(nf - n_functions)}
     trace = merged_trace(frames, [profile], unit="µs", source=source, fmt="pstats", limits=lim,
                          input_bytes=n_input, kind_rules=kind_rules,
                          meta=meta, warn=warn)
