@@ -51,7 +51,11 @@ _OPEN, _CLOSE = "<([{", ">)]}"
 
 def location_label(file: str, line: int = -1) -> str:
     """A source location as a label writes it: the file's base name, and the line
-    (``https://host/static/js/app.js?v=2`` at 12 → ``app.js:12``; ``<string>`` stays)."""
+    (``https://host/static/js/app.js?v=2`` at 12 → ``app.js:12``; ``<string>`` stays); a blob
+    URL (a worker's script, ``blob:null/c186e5f1-3f7c-477a-9ab0-e5463bf37c9a``) is ``blob``:
+    its name is a random UUID, 36 characters that said nothing on every label."""
+    if file.startswith("blob:"):
+        return f"blob:{line}" if line is not None and line >= 0 else "blob"
     base = file.split("?", 1)[0].split("#", 1)[0].rstrip("/")
     if " -> " in base:  # Firefox: "loader.js -> module.js"
         base = base.rsplit(" -> ", 1)[1]
