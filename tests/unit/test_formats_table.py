@@ -70,6 +70,14 @@ def test_real_recordings_are_told_apart(path, key):
     (b"v8-version,6,0,287,53,0\nshared-library,\"/x\",0x1,0x2,0\n", "V8 log"),
     ("zip", "a zip archive, not a TraceVis3D trace"),
     (b'{"snapshot":{"meta":{}},"nodes":[]}', "V8 heap snapshot"),
+    # the first bytes of `perf record -o X -- true` (perf 6.1), and of the others' files by their
+    # writers' headers (Go's runtime/trace, trace-cmd's trace.dat, Tracy raw and LZ4, CTF packets)
+    (b"PERFILE2h\x00\x00\x00\x00\x00\x00\x00" + b"\x00" * 48, "run 'perf script -i perf.data > perf.txt'"),
+    (b"go 1.22 trace\x00\x00\x00" + b"\x01\x02" * 8, "go tool trace -pprof=sched"),
+    (b"\x17\x08\x44tracing6\x00" + b"\x00" * 32, "trace-cmd / ftrace recording"),
+    (b"tr\xfdP\x00\x0b\x00" + b"\x00" * 32, "Tracy capture"),
+    (b"tlZ\x04" + b"\x10\x00" * 16, "Tracy capture"),
+    (b"\xc1\x1f\xfc\xc1" + b"\x00" * 60, "ctf2ctf"),
 ])
 def test_a_format_recognised_but_not_read_is_named(tmp_path, data, says):
     p = tmp_path / "x.bin"

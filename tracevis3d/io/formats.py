@@ -436,6 +436,31 @@ def _sniff_jfr(h: Head) -> bool:
     return h.data.startswith(b"FLR\x00")
 
 
+def _sniff_perf_data(h: Head) -> bool:
+    """linux perf's binary ``perf.data``: its "PERFILE2" magic, in either byte order."""
+    return h.data.startswith((b"PERFILE2", b"2ELIFREP"))
+
+
+def _sniff_go_exec_trace(h: Head) -> bool:
+    """Go's execution trace (``runtime/trace``, ``go test -trace``): "go 1.N trace" and NULs."""
+    return re.match(rb"go 1\.\d+ trace\x00", h.data[:16]) is not None
+
+
+def _sniff_trace_cmd(h: Head) -> bool:
+    """trace-cmd's ``trace.dat``: 0x17 0x08 0x44 then "tracing"."""
+    return h.data.startswith(b"\x17\x08\x44tracing")
+
+
+def _sniff_tracy(h: Head) -> bool:
+    """A saved Tracy capture: its raw, LZ4 or Zstandard file header."""
+    return h.data.startswith((b"tr\xfdP", b"tlZ\x04", b"tZst"))
+
+
+def _sniff_ctf(h: Head) -> bool:
+    """A Common Trace Format stream (LTTng, barectf): the packet magic 0xC1FC1FC1, either order."""
+    return h.data.startswith((b"\xc1\x1f\xfc\xc1", b"\xc1\xfc\x1f\xc1"))
+
+
 def _sniff_instruments_text(h: Head) -> bool:
     first = h.text.lstrip("\ufeff").split("\n", 1)[0]
     return first.startswith(("Running Time\tSelf", "Weight\tSelf Weight", "Bytes Used\tCount"))
@@ -494,6 +519,27 @@ FORMATS: tuple = (
     Format("pstats", "cProfile/profile pstats dump (tree estimated from its call graph)", (".pstats", ".prof"),
            _sniff_pstats, "pstats:load_pstats", kind="merged",
            tools="python -m cProfile -o, profile, yappi save(type='pstat')"),
+    Format("perf-data", "linux perf.data (binary)", (".data",), _sniff_perf_data, None,
+           why_not="perf.data holds raw addresses that only perf resolves, with the recorded binaries' symbols: "
+                   "run 'perf script -i perf.data > perf.txt' where it was recorded and load perf.txt",
+           tools="perf record"),
+    Format("go-trace", "Go execution trace", (".trace", ".out"), _sniff_go_exec_trace, None,
+           why_not="Go's execution trace (goroutine events) is not read; for where the time goes, take a CPU "
+                   "profile (go test -cpuprofile, runtime/pprof: read), or 'go tool trace -pprof=sched TRACE > "
+                   "sched.pprof' and load that",
+           tools="runtime/trace, go test -trace"),
+    Format("trace-cmd", "trace-cmd / ftrace recording (trace.dat)", (".dat",), _sniff_trace_cmd, None,
+           why_not="kernel ftrace buffers are not read (nor 'trace-cmd report' text); record the kernel with "
+                   "Perfetto's tracebox instead (Perfetto protobuf: read)",
+           tools="trace-cmd record"),
+    Format("tracy", "Tracy capture", (".tracy",), _sniff_tracy, None,
+           why_not="Tracy's capture format changes with each Tracy version and is not read, and Tracy exports "
+                   "only statistics (csvexport); trace the program with perf or uftrace instead",
+           tools="Tracy profiler"),
+    Format("ctf", "Common Trace Format stream (LTTng)", (".ctf",), _sniff_ctf, None,
+           why_not="CTF streams need their metadata file to be decoded and are not read; convert the trace "
+                   "directory to Chrome trace JSON (read) with KDAB's ctf2ctf",
+           tools="LTTng, barectf"),
     Format("callgrind", "callgrind profile", (".callgrind", ".out"), _sniff_callgrind, "callgrind:load_callgrind",
            kind="merged", options=("event",), tools="valgrind --tool=callgrind"),
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
