@@ -139,6 +139,20 @@ def _located_names(keys: list) -> tuple:
     return names, lines
 
 
+def _event_index(events: list, event, source: str) -> int:
+    """The index of ``event`` (a name, or a 0-based index; None: the first) among ``events``."""
+    if event is None:
+        return 0
+    if isinstance(event, int) or (isinstance(event, str) and event.isdigit()):
+        ev = int(event)
+        if not 0 <= ev < len(events):
+            raise TraceFormatError(f"{source}: event index {ev} out of range: its events are {', '.join(events)}")
+        return ev
+    if event in events:
+        return events.index(event)
+    raise TraceFormatError(f"{source}: no event {event!r}: its events are {', '.join(events)}")
+
+
 def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True,
                    event=None, **_common):
     """Load a callgrind profile (``data``: its bytes) as one merged trace (module docstring).
@@ -238,16 +252,7 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
             callee_file = callee_fn = None
     if events is None:
         raise TraceFormatError(f"{source}: no 'events:' line: not a callgrind profile (or cut before its header)")
-    if event is None:
-        ev = 0
-    elif isinstance(event, int) or (isinstance(event, str) and event.isdigit()):
-        ev = int(event)
-        if not 0 <= ev < len(events):
-            raise TraceFormatError(f"{source}: event index {ev} out of range: its events are {', '.join(events)}")
-    elif event in events:
-        ev = events.index(event)
-    else:
-        raise TraceFormatError(f"{source}: no event {event!r}: its events are {', '.join(events)}")
+    ev = _event_index(events, event, source)
     cost_idx = np.flatnonzero(is_cost)
     values, ok = callgrind_costs(buf, starts[cost_idx], ends[cost_idx], n_pos + ev)
     if not ok.all():
