@@ -541,7 +541,7 @@ FORMATS: tuple = (
                    "directory to Chrome trace JSON (read) with KDAB's ctf2ctf",
            tools="LTTng, barectf"),
     Format("callgrind", "callgrind profile", (".callgrind", ".out"), _sniff_callgrind, "callgrind:load_callgrind",
-           kind="merged", options=("event",), tools="valgrind --tool=callgrind"),
+           kind="merged", options=("event",), tools="valgrind --tool=callgrind, Xdebug (PHP), yappi"),
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
            "perf_script:load_perf_script", kind="merged", options=("event",), tools="perf record -g; perf script"),
     Format("v8log", "V8 log (node --prof)", (".log",), _sniff_v8log, None,
@@ -586,7 +586,7 @@ FORMATS: tuple = (
            "readers:load_chrome_data", "chrome_writer:save_chrome",
            tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes", write_suffixes=(".json", ".json.gz")),
     Format("collapsed", "collapsed stacks (Brendan Gregg)", (".txt", ".folded", ".collapsed"), _sniff_collapsed,
-           "collapsed:load_collapsed", kind="merged", tools="stackcollapse-*.pl, py-spy --format raw, inferno"),
+           "collapsed:load_collapsed", kind="merged", tools="stackcollapse-*.pl, py-spy --format raw, inferno, Austin"),
 )
 
 _BY_KEY = {f.key: f for f in FORMATS}
