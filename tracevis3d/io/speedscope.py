@@ -67,8 +67,9 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
         u = p.get("unit", "none")
         if u is None:
             u = "none"
-        if u not in TIME_UNITS and u not in _MEASURES:
-            raise fail(source, f"profiles[{i}].unit", f"{u!r} is not one of {', '.join([*TIME_UNITS, *_MEASURES])}")
+        if not isinstance(u, str) or (u not in TIME_UNITS and u not in _MEASURES):  # a list: unhashable
+            raise fail(source, f"profiles[{i}].unit",
+                       f"{repr(u)[:60]} is not one of {', '.join([*TIME_UNITS, *_MEASURES])}")
         units.append(u)
     timed = units[0] in TIME_UNITS
     keep = [i for i, u in enumerate(units) if (u in TIME_UNITS) == timed]
@@ -217,7 +218,10 @@ def _evented(p: dict, where: str, frame_list: list, scale: float, end_v: float, 
     events = need_list(p.get("events"), source, f"{where}.events")
     ew = f"{where}.events"
     raw_types = gather(events, "type", source, ew)
-    types = np.array(raw_types) if raw_types else np.zeros(0, "U1")
+    try:
+        types = np.array(raw_types) if raw_types else np.zeros(0, "U1")
+    except ValueError:  # lists among the types (an inhomogeneous array): each is not 'O' or 'C'
+        types = np.array([x if isinstance(x, str) else "" for x in raw_types])
     bad_t = ((types != "O") & (types != "C")) if types.dtype.kind == "U" else \
         np.array([x not in ("O", "C") for x in raw_types])
     if bad_t.any():
