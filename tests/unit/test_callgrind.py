@@ -187,6 +187,19 @@ def test_events_units_and_option():
     assert y.meta["x_unit"] == "bytes" and y.meta["total_weight"] == 38000.0
 
 
+def test_the_title_says_the_tree_is_estimated_and_by_whose_call_graph():
+    """Below its first calls a callgrind tree is speedscope's estimate, not measured stacks: the
+    title says so and names the writer (valgrind, Xdebug, yappi: the ``creator:`` line)."""
+    from tracevis3d.layout.xunit import trace_kind_text
+
+    t = load(DATA / "callgrind" / "gzip.callgrind.gz", warn=False)
+    assert trace_kind_text(t) == "merged stacks estimated from a call graph (callgrind)"
+    x = load(SAMPLES / "callgrind" / "callgrind.multiple-event-types.log", warn=False)  # creator: xdebug 3.0.2
+    assert trace_kind_text(x) == "merged stacks estimated from a call graph (Xdebug)"
+    y = load_bytes(b"events: Ticks\ncreator: yappi\nfl=a.py\nfn=f\n1 5\n", source="y.callgrind", warn=False)
+    assert trace_kind_text(y) == "merged stacks estimated from a call graph (yappi)"
+
+
 def test_threads_are_roots():
     """The worker threads' start routine (called by clone in the new thread) is a root: the
     tree holds the whole cost (callgrind's totals line), speedscope's roots 8 % of it."""

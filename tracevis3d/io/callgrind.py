@@ -344,7 +344,11 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
     profile = StackProfile(thread_name=cmd or source_name(source), stack_parent=n_parent, stack_frame=n_frame,
                            sample_stack=np.arange(n_parent.size, dtype=np.int64),
                            sample_weight=np.maximum(n_self, 0.0), process_name=cmd, pid=pid, tid=pid)
-    meta = {"callgrind_events": list(events), "callgrind_event": events[ev], "creator": header.get("creator", ""),
+    creator = header.get("creator", "").split(" ", 1)[0].lower()
+    writer = {"xdebug": "Xdebug", "yappi": "yappi"}.get(creator.split("/", 1)[0], "callgrind")
+    # the tree below the first calls is speedscope's estimate (every call of a function splits
+    # its cost alike), not measured stacks: the title says so, as pstats' does
+    meta = {"estimated_from": f"a call graph ({writer})", "callgrind_events": list(events), "callgrind_event": events[ev], "creator": header.get("creator", ""),
             "callgrind_functions": nf, "callgrind_calls": int(upair.size), "lines": n_lines}
     trace = merged_trace(frames, [profile], unit=unit, source=source, fmt="callgrind", limits=lim,
                          input_bytes=n_input, kind_rules=kind_rules, meta=meta, warn=warn)
