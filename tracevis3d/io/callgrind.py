@@ -31,6 +31,9 @@ line).  speedscope's ``callgrind.ts`` turns it into a tree, and so does this rea
   for Xdebug's ``Memory_(bytes)``: memory is not additive (a call's net growth is less than
   its callees' when it frees what they allocated), so its roots are speedscope's.
 
+Below the first calls the tree is that estimate, not measured stacks: ``meta["estimated_from"]``
+is "a call graph (callgrind)" (Xdebug, yappi: by the ``creator:`` line) and titles say so.
+
 x is the event's cost (``meta["x_unit"]``: the event's name, e.g. "Ir"; Xdebug's
 ``Time_(10ns)`` becomes µs and ``Memory_(bytes)`` bytes; yappi's ``Ticks``, which it writes
 as whole µs of its clock, ``int(seconds * 1e6)``, µs).  Positions are not kept (a cost
