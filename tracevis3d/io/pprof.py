@@ -105,6 +105,24 @@ def _index_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.where(u[k] == wanted, pos[k], -1)
 
 
+def _frame_of_ids(ids: np.ndarray, frame: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """``frame`` of the location of each id of ``wanted`` (-1 where no location has it; the last
+    of equal ids): one table indexed by id and one gather when the ids are dense (Go numbers
+    them 1..n), else `_index_of`."""
+    if ids.size and wanted.size:
+        top = int(ids.max())
+        if top <= 4 * ids.size + 1024:
+            rev = np.arange(ids.size - 1, -1, -1)
+            u, first = np.unique(ids[rev], return_index=True)  # (the last location of each id)
+            table = np.full(top + 2, -1, np.int64)  # (the last slot: every id past top)
+            table[u.astype(np.int64)] = frame[rev[first]]
+            if int(wanted.max()) > top:
+                wanted = np.minimum(wanted, np.uint64(top + 1))
+            return table[wanted.view(np.int64)]
+    at = _index_of(ids, wanted)
+    return np.where(at >= 0, frame[np.maximum(at, 0)] if frame.size else -1, -1)
+
+
 def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True,
                sample_type=None, **_common):
     """Load a pprof profile (``data``: its bytes, gzip inflated) as one merged trace (module
@@ -191,34 +209,39 @@ def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, w
     bad_fn = (want_fn > 0) & (f_at < 0)
     rep.add("pprof_function_id", int(bad_fn.sum()), f"location id {int(loc_id[bad_fn][0]) if bad_fn.any() else 0}",
             "a line's function id that no function has: the location named by its address")
-    # frames: one per distinct (name, file, start line), and per distinct unsymbolized (address, file)
-    frame_ix: dict = {}
-    names, files, flines = [], [], []
-    loc_frame = np.empty(loc.n, np.int64)
+    # frames: one per distinct (name, file, start line), and per distinct unsymbolized (address, file),
+    # numbered in the order of the first location that has them; Python touches each distinct key
     m_at = _index_of(mp_id, loc_map)
-    for k in range(loc.n):  # a loop over distinct locations
-        fa = int(f_at[k])
-        if fa >= 0:
-            name, file, line = fn_key[fa]
-            key = (name or "(unknown)", file, line)
-        else:
-            ma = int(m_at[k])
-            key = (f"0x{int(loc_addr[k]):x}", mp_file[ma] if ma >= 0 else "", -1)
-        j = frame_ix.get(key)
-        if j is None:
-            j = frame_ix[key] = len(names)
-            names.append(key[0])
-            files.append(key[1])
-            flines.append(key[2] if 0 <= key[2] < 2 ** 31 - 1 else -1)
-        loc_frame[k] = j
+    keys: dict = {}  # key → its number here (the order keys are met, not yet the frames')
+    fn_kid = np.array([keys.setdefault((name or "(unknown)", file, line), len(keys)) for name, file, line in fn_key],
+                      np.int64)
+    loc_kid = np.where(f_at >= 0, fn_kid[np.maximum(f_at, 0)] if fn_kid.size else -1, -1)
+    bare = np.flatnonzero(f_at < 0)
+    if bare.size:
+        ma = m_at[bare]
+        loc_kid[bare] = [keys.setdefault((f"0x{a:x}", mp_file[m] if m >= 0 else "", -1), len(keys))
+                         for a, m in zip(loc_addr[bare].tolist(), ma.tolist())]
+    frame_of_key = np.full(len(keys), -1, np.int64)
+    names, files, flines = [], [], []
+    if loc.n:
+        used, first = np.unique(loc_kid, return_index=True)
+        used = used[np.argsort(first, kind="stable")]  # in order of the first location of each
+        frame_of_key[used] = np.arange(used.size)
+        key_list = list(keys)
+        for k in used.tolist():
+            name, file, line = key_list[k]
+            names.append(name)
+            files.append(file)
+            flines.append(line if 0 <= line < 2 ** 31 - 1 else -1)
+    loc_frame = frame_of_key[loc_kid] if loc.n else np.zeros(0, np.int64)
 
     # samples
     sm = sub(2, "a sample")
     l_ptr, l_ids = sm.repeated(1, source, "a sample's location_id")
     v_ptr, v_vals = sm.repeated(2, source, "a sample's value")
-    at = _index_of(loc_id, l_ids)
-    rep.add("pprof_location_id", int((at < 0).sum()), "a sample", "a location id that no location has: frame left out")
-    frames_flat = np.where(at >= 0, loc_frame[np.maximum(at, 0)] if loc.n else -1, -1)
+    frames_flat = _frame_of_ids(loc_id, loc_frame, l_ids)
+    rep.add("pprof_location_id", int(np.count_nonzero(frames_flat < 0)), "a sample",
+            "a location id that no location has: frame left out")
     n_vals = np.diff(v_ptr)
     short = n_vals <= idx
     rep.add("pprof_values", int(short.sum()), f"sample {int(np.flatnonzero(short)[0]) if short.any() else 0}",
