@@ -49,6 +49,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -106,7 +108,7 @@ class _Profile:
     samples: list = field(default_factory=list)  # node ids, an int64 array a chunk
     deltas: list = field(default_factory=list)  # µs, a float64 array a chunk
     times: np.ndarray | None = None  # absolute µs per sample (the old .cpuprofile's timestamps), else deltas
-    children: list = field(default_factory=list)  # (parent id, child id) of the older form
+    children: list = field(default_factory=list)  # (parent id, child id) of the older form: int64 (k, 2) arrays
 
 
 def _num(v) -> bool:
@@ -201,12 +203,16 @@ def _add_node(p: _Profile, nid: int, parent, cf: dict, text) -> bool:
 def _add_nodes(p: _Profile, nodes, text, bad) -> None:
     """A chunk's (or a .cpuprofile's) ``nodes`` added to ``p``: a node that is no object or whose
     id is no integer within ±MAX_ID is left out (``bad()``); a parent link that is no such id
-    names no node (the node's stack starts there, counted later)."""
+    names no node (the node's stack starts there, counted later).  One pass over the nodes, the
+    checks inline (a profile may hold 10^6: passes a field at a time over the node objects were
+    measured slower, each pass fetching every object from memory again)."""
     if not isinstance(nodes, list):
         bad()
         return
-    index, parents, frame, kids_of = p.node_index, p.node_parent_id, p.node_frame, p.children
-    for nd in nodes:  # (one pass, the checks inline: a profile may hold 10^6 nodes)
+    index, parents, frame = p.node_index, p.node_parent_id, p.node_frame
+    owners, kid_lists = [], []
+    top = 2 ** 31 - 1
+    for nd in nodes:
         nid = nd.get("id") if type(nd) is dict else None
         if type(nid) is not int or not -MAX_ID < nid < MAX_ID:
             bad()
@@ -216,17 +222,43 @@ def _add_nodes(p: _Profile, nodes, text, bad) -> None:
         cf = nd.get("callFrame")
         if type(cf) is not dict:
             cf = _NO_FRAME
-        name, url = cf.get("functionName"), cf.get("url")
+        name, url, line, col = cf.get("functionName"), cf.get("url"), cf.get("lineNumber"), cf.get("columnNumber")
         parent = nd.get("parent")
         if parent is not None and (type(parent) is not int or not -MAX_ID < parent < MAX_ID):
             parent = BAD_PARENT
         index[nid] = len(frame)
         parents.append(parent)
         frame.append((text(name) if type(name) is str else "", text(url) if type(url) is str else "",
-                      _line(cf.get("lineNumber")), _line(cf.get("columnNumber"))))
+                      line + 1 if type(line) is int and 0 <= line < top else _line(line),
+                      col + 1 if type(col) is int and 0 <= col < top else _line(col)))
         kids = nd.get("children")
         if type(kids) is list:  # the older form: children, not parent links
-            kids_of.extend((nid, c) for c in kids if type(c) is int and -MAX_ID < c < MAX_ID)
+            owners.append(nid)
+            kid_lists.append(kids)
+    if kid_lists:
+        pairs = _child_pairs(owners, kid_lists)
+        if pairs.size:
+            p.children.append(pairs)
+
+
+def _child_pairs(owners: list, kid_lists: list) -> np.ndarray:
+    """(owner id, child id) rows, int64, of each owner's list of children, in order; a child
+    that is no integer within ±MAX_ID is left out."""
+    flat = list(chain.from_iterable(kid_lists))
+    owner = np.repeat(np.array(owners, np.int64), np.fromiter(map(len, kid_lists), np.int64, len(kid_lists)))
+    child = None
+    if set(map(type, flat)) <= {int}:
+        try:
+            child = np.array(flat, np.int64) if flat else np.zeros(0, np.int64)
+        except OverflowError:
+            child = None
+        if child is not None and child.size and not (int(child.min()) > -MAX_ID and int(child.max()) < MAX_ID):
+            child = None
+    if child is None:  # (not every child an id: the others left out)
+        ok = np.array([type(c) is int and -MAX_ID < c < MAX_ID for c in flat], bool)
+        child = np.array([c if k else 0 for c, k in zip(flat, ok.tolist())], np.int64)
+        owner, child = owner[ok], child[ok]
+    return np.stack([owner, child], axis=1)
 
 
 def _add_tree(p: _Profile, head, text, bad) -> None:
@@ -347,6 +379,10 @@ def read_profiles(buf, ii, ss, rows, key_id, key_pid, key_tid, text, max_bytes: 
     return list(profiles.values()), other, reps
 
 
+#: `sample_leaves`' kind of a node by its name: 0 an empty stack, 1 (program), 2 GC, else 3 (JavaScript)
+_NAME_KIND = {ROOT: 0, "(idle)": 0, "(program)": 1, GC: 2}
+
+
 def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
     """The leaf node each sample (in time order) stands for, by the rules of DevTools' CPU
     profile model: ``(root)``, ``(idle)``, an unknown node: an empty stack (-1); a lone
@@ -360,8 +396,7 @@ def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
     n_nodes, n = parent.size, raw.size
     if not n_nodes:
         return np.full(n, -1, np.int64), np.zeros(0, np.int64)
-    kind_of = np.array([0 if nm in (ROOT, "(idle)") else 1 if nm == "(program)" else 2 if nm == GC else 3
-                        for nm in names], np.int8)
+    kind_of = np.fromiter(map(_NAME_KIND.get, names, repeat(3)), np.int8, n_nodes)
     kind = np.where(raw >= 0, kind_of[np.maximum(raw, 0)], 0)  # 0 empty, 1 program, 2 GC, 3 JS
     bottom = np.where(parent >= 0, parent, np.arange(n_nodes))  # each node's top-level frame: pointer jumping
     for _ in range(int(n_nodes).bit_length() + 1):  # (a parent cycle just stops somewhere in the cycle)
@@ -444,12 +479,12 @@ def _stack_profile(p: _Profile, frames: ColumnFrames, max_abs_time: float, count
     parent = np.where(given, _lookup(ids_sorted, at, par_ids), -1)
     missing_parent = given & (parent < 0)
     if p.children:
-        pairs = np.array(p.children, np.int64).reshape(-1, 2)
+        pairs = np.concatenate(p.children)
         pa, ch = _lookup(ids_sorted, at, pairs[:, 0]), _lookup(ids_sorted, at, pairs[:, 1])
         ok = (pa >= 0) & (ch >= 0)
         parent[ch[ok]] = pa[ok]
         missing_parent[ch[ok]] = False
-    names = [f[0] for f in p.node_frame]
+    names = list(map(itemgetter(0), p.node_frame))
     is_root = np.array([nm == ROOT for nm in names], bool) if n_nodes else np.zeros(0, bool)
     missing_parent &= ~is_root
     counts.add("js_node_parent", int(missing_parent.sum()), p.first_row)
