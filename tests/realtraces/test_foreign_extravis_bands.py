@@ -2,7 +2,9 @@
 browser's (Chromium) have no module, and their elements' three bands, on the ring and on the
 sequence view's icicle, read "(no module)", "(no module)", "(no class)". The package band says
 it; the module band under it and a class band that is not the leaves' band stay unnamed
-(`layout.extravis_heb.band_label`); at class level "(no class)" names the leaves."""
+(`layout.extravis_heb.band_label`); at class level "(no class)" names the leaves. A package
+whose one module bears its name (callgrind's C file ``prog``, Go's ``main``) was named twice,
+in two bands: its module, nearer the circle, names it."""
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,17 @@ def test_a_browsers_classes_of_no_module_are_named_in_the_leaves(views):
     texts = _element_texts(trace, views)
     assert texts.count("(no module)") == 1 and texts.count("(no class)") == 1, texts
     assert "v8" in texts, texts
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("views", ["heb", "sequence"])
+@pytest.mark.parametrize("path,names", [
+    (DATA.parent / "callgrind" / "prog.callgrind", ("prog", "pthread_create", "libc-start")),  # a C file's module
+    (DATA.parent / "go" / "cpu.pprof", ("main", "runtime", "sort", "strings")),  # Go: package = module
+], ids=["callgrind", "go"])
+def test_a_package_of_one_module_of_its_name_is_named_once(path, names, views):
+    texts = _element_texts(tracevis3d.load(path), views)
+    for name in names:  # whole, or its end where the band is narrow ("…create")
+        said = [t for t in texts if t == name or (t.startswith("…") and name.endswith(t[1:]))]
+        assert len(said) <= 1, (name, texts)
+    assert texts.count(names[0]) == 1, texts

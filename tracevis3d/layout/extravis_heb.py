@@ -274,17 +274,25 @@ def fit_element(h, e: int, name: str, width_em: float) -> str:
 def band_label(h, e: int, leaf: bool) -> str | None:
     """The name a band's element shows (`element_label`), None where it would only repeat what
     the band outside it says: a placeholder whose parent is the same placeholder (the module
-    '(no module)' in the package '(no module)'), and '(no class)' outside the leaves' band
-    (it stands there for the names of no module; inside, '(no module)' above says it).  A C
-    program's or a browser's functions have no module: their three bands read '(no module)',
-    '(no module)', '(no class)' on the ring and on the sequence view's icicle."""
+    '(no module)' in the package '(no module)'), '(no class)' outside the leaves' band (it
+    stands there for the names of no module; inside, '(no module)' above says it), and an
+    element outside the leaves' band whose only child, drawn inside it, bears its name (the
+    package ``prog`` of a C file's one module ``prog``, Go's package ``main`` of its module
+    ``main``).  A C program's or a browser's functions have no module: their three bands
+    read '(no module)', '(no module)', '(no class)' on the ring and on the sequence view's icicle."""
     name = element_label(h, e)
-    if name is None or not name.startswith("("):
-        return name
-    if name == UNQUALIFIED and not leaf:
+    if name is None:
         return None
-    parent = int(h.parent[e])
-    return None if parent >= 0 and element_label(h, parent) == name else name
+    if name.startswith("("):
+        if name == UNQUALIFIED and not leaf:
+            return None
+        parent = int(h.parent[e])
+        return None if parent >= 0 and element_label(h, parent) == name else name
+    child = e + 1
+    if not leaf and child < len(h.names) and int(h.parent[child]) == e and int(h.end[child]) == int(h.end[e]) \
+            and element_label(h, child) == name:
+        return None
+    return name
 
 
 def ring_labels(h, sect, px_per_unit: float, tpx: float, to_world, size_world: float, max_labels: int) -> LabelSet:
