@@ -14,7 +14,7 @@ other exception, no crash, no hang (per-case alarm), within the address-space li
 the worker process.
 
     .venv/bin/python tests/support/fuzz_hostile.py --seeds 2000 [--first 0] [--max-gb 2.5] [--case-seconds 20]
-        [--kinds format ...]
+        [--kinds format ...] [--save DIR]
 
 ``make fuzz`` runs a long seeded run; tests/test_hostile.py runs a short one.
 Prints one line per failure and a summary; exit status 1 if anything failed.
@@ -449,15 +449,20 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
         res = f"{type(e).__name__}: {str(e)[:300]}"
     finally:
         signal.alarm(0)
+    if res not in ("ok", "error") and os.environ.get("TV3D_FUZZ_SAVE"):  # keep the failing input
+        import shutil
+        shutil.copyfile(path, os.path.join(os.environ["TV3D_FUZZ_SAVE"], f"seed{seed}.bin"))
     print("DONE", seed, json.dumps([res, label]), flush=True)
 """
 
 
 def run(first: int, n: int, *, max_gb: float = 2.5, case_seconds: int = 20, verbose=True,
-        stats: dict | None = None, kinds=None) -> list:
+        stats: dict | None = None, kinds=None, save_dir: str | None = None) -> list:
     """Fuzz seeds [first, first + n) (inputs of ``kinds`` only, when given: `build`); returns
     the failures as (seed, label, outcome) and counts the outcomes in ``stats`` (ok, error,
-    failed)."""
+    failed).  ``save_dir``: each failing input is copied there as ``seed<N>.bin`` (a
+    structured seed's input depends on the recordings present, so the seed alone may not
+    rebuild it later)."""
     failures = []
     stats = {} if stats is None else stats
     seed = first
@@ -466,7 +471,8 @@ def run(first: int, n: int, *, max_gb: float = 2.5, case_seconds: int = 20, verb
         while seed < last:
             env = dict(os.environ, TV3D_REPO=str(REPO), TV3D_TESTS=str(HERE), TV3D_FIRST=str(seed),
                        TV3D_LAST=str(last), TV3D_CASE_SECONDS=str(case_seconds),
-                       TV3D_FUZZ_FILE=str(pathlib.Path(d) / "input.bin"), TV3D_KINDS=" ".join(kinds or ()))
+                       TV3D_FUZZ_FILE=str(pathlib.Path(d) / "input.bin"), TV3D_KINDS=" ".join(kinds or ()),
+                       TV3D_FUZZ_SAVE=str(save_dir or ""))
             lim = int(max_gb * (1 << 30))
             p = subprocess.run([sys.executable, "-c", _WORKER], env=env, capture_output=True, text=True,
                                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (lim, lim)))
@@ -491,6 +497,10 @@ def run(first: int, n: int, *, max_gb: float = 2.5, case_seconds: int = 20, verb
             if started is None:  # it died between two seeds
                 started = last_done + 1
             # the worker died inside ``started``: a crash (or the address-space limit)
+            if save_dir:  # the input it died on is still in the case file
+                import shutil
+
+                shutil.copyfile(pathlib.Path(d) / "input.bin", pathlib.Path(save_dir) / f"seed{started}.bin")
             _, _, label = build(started, kinds)
             stats["failed"] = stats.get("failed", 0) + 1
             failures.append((started, label, f"worker died (exit {p.returncode}): {p.stderr[-300:]}"))
@@ -507,9 +517,13 @@ def main():
     ap.add_argument("--max-gb", type=float, default=2.5)
     ap.add_argument("--case-seconds", type=int, default=20)
     ap.add_argument("--kinds", nargs="*", choices=sorted(set(KINDS)), help="draw only these kinds of input")
+    ap.add_argument("--save", metavar="DIR", help="copy each failing input into DIR (seed<N>.bin)")
     a = ap.parse_args()
     stats: dict = {}
-    failures = run(a.first, a.seeds, max_gb=a.max_gb, case_seconds=a.case_seconds, stats=stats, kinds=a.kinds)
+    if a.save:
+        os.makedirs(a.save, exist_ok=True)
+    failures = run(a.first, a.seeds, max_gb=a.max_gb, case_seconds=a.case_seconds, stats=stats, kinds=a.kinds,
+                   save_dir=a.save)
     print(f"{a.seeds} seeds from {a.first}: {len(failures)} failures; outcomes {stats}")
     sys.exit(1 if failures else 0)
 
