@@ -964,6 +964,11 @@ def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text) ->
     for j, k in enumerate(thread_keys):
         p = int(key_pid[k])
         tname = meta_info["thread_names"].get(int(k))
+        if not tname and int(key_tid[k]) != p:
+            # uftrace names each task by metadata of a "process" whose pid is the task's tid (its
+            # events carry pid: the process, tid: the task): on Linux tids and pids share one id
+            # space, so a process named by a thread's tid is that thread
+            tname = meta_info["process_names"].get(int(key_tid[k]))
         pidtxt, tidtxt = str_ids[j]
         thread_names.append(tname if tname else f"{tidtxt}")
         process_names.append(meta_info["process_names"].get(p) or f"{pidtxt}")
