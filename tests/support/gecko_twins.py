@@ -32,8 +32,20 @@ def _script(loc):
     return bool(sp) and not (sp[1].startswith("resource:") or sp[1].startswith("self-hosted"))
 
 
+def _lib_name(loc, libs):
+    """An address location inside one of the profile's ``libs``: "library+0xoffset" (a linear
+    search: the twin of `io.firefox._native_location`), else the location."""
+    if not loc.startswith("0x"):
+        return loc
+    addr = int(loc, 16)
+    for lib in libs:
+        if lib["start"] <= addr < lib["end"] and lib.get("name"):
+            return f"{lib['name'].rsplit('/', 1)[-1]}+0x{addr - lib['start']:x}"
+    return loc
+
+
 def _gecko_threads(prof, t0, out):
-    """Every thread of a Gecko profile and its sub-profiles: (thread dict, ms offset)."""
+    """Every thread of a Gecko profile and its sub-profiles: (thread dict, ms offset, libs)."""
     if isinstance(prof, str):
         prof = json.loads(prof)
     st = prof.get("meta", {}).get("startTime", t0)
@@ -42,7 +54,8 @@ def _gecko_threads(prof, t0, out):
         if "threads" in th and "meta" in th:
             _gecko_threads(th, t0, out)
         else:
-            out.append((th, st - t0))
+            libs = prof.get("libs", [])
+            out.append((th, st - t0, json.loads(libs) if isinstance(libs, str) else libs))
     for sub in prof.get("processes", []):
         _gecko_threads(sub, t0, out)
     return out
@@ -53,10 +66,10 @@ def naive_gecko(doc, js_only):
     root = doc["profile"] if isinstance(doc.get("profile"), dict) else doc
     interval = root["meta"].get("interval", 1) * 1e3
     out = {}
-    for th, off in _gecko_threads(root, root["meta"].get("startTime", 0), []):
+    for th, off, libs in _gecko_threads(root, root["meta"].get("startTime", 0), []):
         strings = th["stringTable"]
         fs = th["frameTable"]["schema"]
-        locs = [strings[r[fs["location"]]] for r in th["frameTable"]["data"]]
+        locs = [_lib_name(strings[r[fs["location"]]], libs) for r in th["frameTable"]["data"]]
         ss = th["stackTable"]["schema"]
         rows = th["stackTable"]["data"]
 

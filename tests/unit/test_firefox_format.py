@@ -70,6 +70,10 @@ def test_recorded_gecko_profile_has_both_workers_and_their_script():
     f = tr.function_names.index("fib")
     assert tr.function_files[f].startswith("blob:") and tr.function_lines[f] == 2
     assert len(tr.instant_ts) > 100 and all(tr.instant_scope == ord("t"))
+    # unsymbolicated native frames: named by the library of the (sub)profile's ``libs`` holding
+    # them, the library their file (the Firefox Profiler's resource)
+    in_lib = [k for k, nm in enumerate(tr.function_names) if nm.startswith("libxul.so+0x")]
+    assert len(in_lib) > 50 and {tr.function_files[k] for k in in_lib} == {"libxul.so"}
     js = check(FIREFOX / "gecko-worker.json.gz", lambda d: naive_gecko(d, js_only=True), js_only=True)
     used = {js.function_names[f] for f in set(js.func.tolist())}
     assert "fib" in used and not any(n.startswith("0x") for n in used)

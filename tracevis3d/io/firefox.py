@@ -38,6 +38,8 @@ nearest kept caller.  For a processed file "script" is ``funcTable.isJS``.
 """
 from __future__ import annotations
 
+import json
+from bisect import bisect_right
 from operator import itemgetter
 
 import numpy as np
@@ -214,11 +216,56 @@ def split_location(loc: str):
     return loc[:p - 1], file, line, col
 
 
-def _location_frame(loc: str, frames: KeyedFrames) -> tuple:
+def _libs_of(prof: dict) -> tuple:
+    """A Gecko (sub)profile's shared libraries as sorted (starts, ends, names) (``libs``: each
+    ``start``, ``end`` and ``name`` or ``debugName``); rows that are not of that form are left out."""
+    rows = []
+    libs = prof.get("libs")
+    if isinstance(libs, str):  # older Gecko profiles write the list as JSON text
+        try:
+            libs = json.loads(libs)
+        except (ValueError, RecursionError):
+            libs = None
+    for lib in libs if isinstance(libs, list) else ():
+        if not isinstance(lib, dict):
+            continue
+        a, b = lib.get("start"), lib.get("end")
+        name = lib.get("name") or lib.get("debugName")
+        if type(a) is int and type(b) is int and 0 <= a < b < 1 << 64 and isinstance(name, str) and name:
+            rows.append((a, b, name[-200:]))
+    rows.sort()
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
+def _native_location(loc: str, libs) -> tuple | None:
+    """An unsymbolicated native frame "0x7f57c93278ec" as (library+offset name, library), by
+    the (sub)profile's ``libs`` (the Firefox Profiler shows such a frame's library as its
+    resource); None when the location is no address or no library holds it."""
+    if not libs or not libs[0] or len(loc) > 18 or not loc.startswith("0x"):
+        return None
+    try:
+        addr = int(loc, 16)
+    except ValueError:
+        return None
+    k = bisect_right(libs[0], addr) - 1
+    if k < 0 or addr >= libs[1][k]:
+        return None
+    name = libs[2][k].rsplit("/", 1)[-1] or libs[2][k]
+    return f"{name}+0x{addr - libs[0][k]:x}", name
+
+
+def _location_frame(loc: str, frames: KeyedFrames, libs=None) -> tuple:
     """(frame id, is a script frame) of a Gecko location string (its key).  A script frame is a
     location of speedscope's form whose file is not Firefox's own (``resource:``,
     ``self-hosted``); its name, file and line are split out where it has a line (or where it
-    is a script frame), else the location is the name."""
+    is a script frame), else the location is the name.  An unsymbolicated address inside one of
+    ``libs`` (`_libs_of`) is named "library+0xoffset", the library its file (its colour)."""
+    native = _native_location(loc, libs)
+    if native is not None:
+        k = frames.by_key.get(("lib", native[0]))
+        if k is None:
+            k = frames.add_keyed(("lib", native[0]), native[0], native[1], -1)
+        return k, False
     sp = split_location(loc)
     script = sp is not None and not (sp[1].startswith("resource:") or sp[1] == "self-hosted"
                                      or sp[1].startswith("self-hosted:"))
@@ -306,6 +353,7 @@ def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim) -
     while todo:
         prof, where, level = todo.pop(0)
         pmeta = prof.get("meta") if isinstance(prof.get("meta"), dict) else {}
+        libs = _libs_of(prof)
         st = pmeta.get("startTime")
         offset = (float(st) - t0) if isinstance(st, (int, float)) and not isinstance(st, bool) and \
             np.isfinite(st) and abs(float(st) - t0) < 1e12 else 0.0
@@ -318,7 +366,7 @@ def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim) -
                     raise fail(source, w, f"profiles nested more than {_MAX_PROCESS_NESTING} deep")
                 todo.append((th, w + ".", level + 1))
                 continue
-            lanes.append(_gecko_thread(th, w, offset, frames, source, lim, interval or _interval_us(pmeta)))
+            lanes.append(_gecko_thread(th, w, offset, frames, source, lim, interval or _interval_us(pmeta), libs))
         subs = need_list(prof.get("processes", []), source, f"{where}processes")
         for j, sub in enumerate(subs):
             w = f"{where}processes[{j}]"
@@ -332,7 +380,7 @@ def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim) -
 
 
 def _gecko_thread(th: dict, where: str, offset_ms: float, frames: KeyedFrames, source: str, lim,
-                  interval_us) -> _Lane:
+                  interval_us, libs=None) -> _Lane:
     ln = _Lane()
     ln.name = th.get("name") if isinstance(th.get("name"), str) else ""
     pn = th.get("processName")
@@ -362,7 +410,7 @@ def _gecko_thread(th: dict, where: str, offset_ms: float, frames: KeyedFrames, s
     frame_script = np.zeros(len(locs), bool)
     for k in np.flatnonzero(np.bincount(sframe, minlength=len(locs))).tolist():
         loc = _string_at(strings, locs[k], source, f"{where}.frameTable.data[{k}][{li}]")
-        frame_id[k], frame_script[k] = _location_frame(loc, frames)
+        frame_id[k], frame_script[k] = _location_frame(loc, frames, libs)
     ln.parent = prefix
     ln.frame = frame_id[sframe] if sframe.size else np.zeros(0, np.int64)
     ln.script = frame_script[sframe] if sframe.size else np.zeros(0, bool)

@@ -50,8 +50,9 @@ from .naming import function_table
 from .params import parse_fold
 
 AUTO_FUNCTION_COVER = 0.75
-#: a function name that is only a code address (a profile without symbols): no colour of its own
-ADDRESS_NAME = re.compile(r"0x[0-9a-fA-F]+")
+#: a function name that is only a code address (a profile without symbols), bare or in a library
+#: ("libxul.so+0x7a7702d"): no colour of its own
+ADDRESS_NAME = re.compile(r"(?:[^\s+]{1,200}\+)?0x[0-9a-fA-F]+")
 FOLDED_AREA = 0.15  # a folded call's height relative to a level, for the area ranking
 SEQ_BINS = 16
 KIND_BINS = 4
