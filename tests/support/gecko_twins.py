@@ -104,12 +104,22 @@ def naive_processed(doc, js_only=False):
         if prefix is None:
             prefix = [i - o if o else None for i, o in enumerate(st["prefixOffset"])]
 
+        rt = tb.get("resourceTable")
+
+        def name(f):
+            """The function's name; an address with a resource (a library): "lib+0x…"."""
+            nm = strings[fn["name"][f]]
+            r = fn.get("resource", [None] * (f + 1))[f]
+            if rt and r is not None and r >= 0 and nm.startswith("0x") and not fn.get("fileName", [None] * (f + 1))[f]:
+                return f"{strings[rt['name'][r]]}+{nm}"
+            return nm
+
         def path(s):
             p = []
             while s is not None:
                 f = ft["func"][st["frame"][s]]
                 if not js_only or fn["isJS"][f]:
-                    p.append(strings[fn["name"][f]])
+                    p.append(name(f))
                 s = prefix[s]
             return tuple(reversed(p))
 

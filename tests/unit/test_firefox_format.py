@@ -183,3 +183,12 @@ def test_nearest_kept_kernel_cuts_cycles():
 
     got = nearest_kept(np.array([1, 2, 0, 2], np.int64), np.array([False, True, False, False])).tolist()
     assert got[1] == 1 and got[0] == 1 and got[3] in (1, -1) and got[2] in (1, -1)
+
+
+def test_an_unsymbolicated_processed_profile_names_addresses_by_their_library():
+    """A processed profile without symbols (samply before symbolication): each function is an
+    address whose ``resource`` is its library; named "library+0xaddress", the library its file."""
+    tr = load_quiet(FIREFOX / "profiler-unsymbolicated.json")
+    used = {(tr.function_names[f], tr.function_files[f]) for f in set(tr.func.tolist())}
+    assert ("a.out+0x3d33", "a.out") in used and ("dyld+0x6153", "dyld") in used
+    assert not [n for n, _ in used if n.startswith("0x")], used

@@ -569,11 +569,14 @@ def _processed_tables(tbls: dict, strings, shared: dict, frames: KeyedFrames, so
     n = sframe.size
     f_of_stack = ffunc[sframe] if n else np.zeros(0, np.int64)
     func_frame = np.full(n_func, -1, np.int64)
+    resource = _resource_names(tbls, fn, strings, n_func)
     for k in np.flatnonzero(np.bincount(f_of_stack, minlength=n_func)).tolist():  # the functions the stacks use
         nm = strings[names[k]]
         fl = strings[files[k]] if files[k] >= 0 else ""
         nm = nm if isinstance(nm, str) else str(nm)
         fl = fl if isinstance(fl, str) else str(fl)
+        if not fl and resource[k] and _is_address(nm):  # unsymbolicated: "a.out+0x3ec3", as Gecko's
+            nm, fl = f"{resource[k]}+{nm}", resource[k]
         func_frame[k] = frames.add_keyed(("func", nm, fl, int(lines[k])), nm, fl, int(lines[k]))
     if st.get("prefix") is not None:
         parent = int_column(_col(st, "prefix", source, f"{where}.stackTable"), source, f"{where}.stackTable.prefix",
@@ -589,6 +592,34 @@ def _processed_tables(tbls: dict, strings, shared: dict, frames: KeyedFrames, so
         raise fail(source, f"{where}.stackTable", f"{parent.size} prefixes for {n} frames")
     return parent, func_frame[f_of_stack] if n else np.zeros(0, np.int64), is_js[f_of_stack] if n else \
         np.zeros(0, bool)
+
+
+def _is_address(name: str) -> bool:
+    """"0x6153": a code address (a function without its symbol)."""
+    if not (2 < len(name) <= 18 and name.startswith("0x")):
+        return False
+    try:
+        int(name, 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _resource_names(tbls: dict, fn: dict, strings: list, n_func: int) -> list:
+    """Each function's resource name (``funcTable.resource`` → ``resourceTable.name``: a
+    library's name for native code), "" where there is none or it cannot be read."""
+    out = [""] * n_func
+    res = fn.get("resource")
+    rt = tbls.get("resourceTable")
+    if not (is_list(res) and len(res) == n_func and isinstance(rt, dict) and is_list(rt.get("name"))):
+        return out
+    rnames = rt["name"]
+    for k, r in enumerate(res):
+        if type(r) is int and 0 <= r < len(rnames):
+            i = rnames[r]
+            if type(i) is int and 0 <= i < len(strings) and isinstance(strings[i], str):
+                out[k] = strings[i][-200:]
+    return out
 
 
 def _processed_markers(markers: dict, strings: list, lim) -> tuple:
