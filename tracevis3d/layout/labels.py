@@ -124,8 +124,22 @@ def place_facing_text(face_centre, cam: CameraSpec, size_world, to_camera, verti
     return anchor, rot
 
 
+#: `box_face_pixels` projects this many faces at a time (its four points a face, 96 bytes each, a chunk's only)
+FACE_CHUNK = 1 << 16
+
+
 def box_face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
-    """Projected width and height (pixels) of front faces (y = 0) [x0,x1] × [z0,z1]."""
+    """Projected width and height (pixels) of front faces (y = 0) [x0,x1] × [z0,z1]
+    (`FACE_CHUNK` faces at a time: the same values, a chunk's temporaries)."""
+    n = int(np.size(x0))
+    wpx, hpx = np.empty(n), np.empty(n)
+    for a in range(0, n, FACE_CHUNK):
+        s = slice(a, min(a + FACE_CHUNK, n))
+        wpx[s], hpx[s] = _face_pixels(cam, resolution, x0[s], x1[s], z0[s], z1[s])
+    return wpx, hpx
+
+
+def _face_pixels(cam, resolution, x0, x1, z0, z1) -> tuple:
     zc = 0.5 * (z0 + z1)
     xc = 0.5 * (x0 + x1)
     n = x0.size
@@ -150,6 +164,14 @@ def name_plate_material() -> MaterialSpec:
     """``TV3D_name_plate``: the white plate behind a name that stands over other things (a
     thread's name over flow arcs, a thread's tag on a shared lane)."""
     return MaterialSpec("TV3D_name_plate", (1.0, 1.0, 1.0, 1.0), cushion=False, from_attribute=False)
+
+
+def _at(values, keep, dtype=None) -> np.ndarray:
+    """``np.asarray(values, dtype)[keep]``, where ``values`` may be an `AtIndex` (a candidate
+    group's colours, calls or sizes read at the names kept only, not made for every candidate)."""
+    if isinstance(values, AtIndex):
+        return np.asarray(values[keep], dtype)
+    return np.asarray(values, dtype)[keep]
 
 
 class LabelPlacer:
@@ -253,7 +275,7 @@ class LabelPlacer:
             return 0
         keep = np.asarray(keep, np.int64)
         face = np.stack([0.5 * (x0[keep] + x1[keep]), np.zeros(keep.size), 0.5 * (z0[keep] + z1[keep])], 1)
-        size_world = self.size_px * np.asarray(world_per_px, np.float64)[keep]
+        size_world = self.size_px * _at(world_per_px, keep, np.float64)
         length = np.array([text_width(t) for t in texts]) * size_world
         plated = plate_slot is not None and not vertical
         anchor, rot = place_facing_text(face, self.cam, size_world, self.to_cam, vertical, length,
@@ -262,11 +284,11 @@ class LabelPlacer:
             half = 0.5 * length + PAD * size_world
             self.plates.append((np.maximum(face[:, 0] - half, x0[keep]), np.minimum(face[:, 0] + half, x1[keep]),
                                 z0[keep], z1[keep], PLATE_DEPTH * size_world,
-                                np.asarray(plate_slot, np.int64)[keep], np.asarray(call_index, np.int64)[keep]))
-        mats = contrast_text_material(np.asarray(rgb)[keep])
+                                _at(plate_slot, keep, np.int64), _at(call_index, keep, np.int64)))
+        mats = contrast_text_material(_at(rgb, keep))
         self.sets.append(LabelSet(texts, anchor.astype(np.float32), size_world.astype(np.float32), mats,
                                   np.ones(keep.size, np.uint8), [kind] * keep.size,
-                                  np.asarray(call_index, np.int32)[keep], rot.astype(np.float32),
+                                  _at(call_index, keep, np.int32), rot.astype(np.float32),
                                   ["world"] * keep.size))
         return int(keep.size)
 
@@ -413,9 +435,27 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
 
     rgb = colouring.slot_rgb
     z_lo, z_hi = AtIndex(d.face_low_at), AtIndex(d.face_high_at)  # read at the named calls only
+
+    def per(calls, of):  # ``of`` the drawn calls ``calls``, read at the names kept (`LabelPlacer.add`)
+        return AtIndex(lambda k: of(calls[k]))
+
+    def colour_of(c):
+        return rgb[slot[c]]
+
+    def id_of(c):
+        return d.call_id[c]
+
+    def size_of(c):
+        return px[d.lane[c]]
+
+    def func_of(c):
+        return func[c]
+
+    def slot_at(c):
+        return slot[c]
     # 1. boxes
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
-               z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi])
+               z_lo[bi], z_hi[bi], per(bi, colour_of), per(bi, id_of), "call", per(bi, size_of), per(bi, func_of))
     # 2. folded bands wide enough for a marker.  A band of the program's own calls names the
     #    call it starts with (the widest of what it folds; kind "call"): the chain it folds
     #    ("publish_string › … › Reader.read") or the call and how many levels it folds
@@ -454,8 +494,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
         r_cnt = fold.rep_count[run_shown]
         placer.add(lambda k: counted_candidates(int(r_cnt[k]), ft.display[int(func[heads[k]])], ""),
                    x(d.start[heads]), x(np.minimum(fold.rep_end[run_shown], t1)), z_lo[heads], z_hi[heads],
-                   rgb[slot[heads]], d.call_id[heads], "run", px[d.lane[heads]], func[heads],
-                   plate_slot=slot[heads])
+                   per(heads, colour_of), per(heads, id_of), "run", per(heads, size_of), per(heads, func_of),
+                   plate_slot=per(heads, slot_at))
     # 4. rows of siblings one function dominates (the row sits on its parent)
     rc = fold.row_calls  # the rows' columns are at these calls
     row_shown = fold.drawn[rc] & ~fold.folded[rc] & (fold.rows[5] >= 2)
@@ -512,7 +552,8 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
                        d.call_id[gd], "group", px[d.lane[gi]], func[gd], plate_slot=slot[gd])
     # 6. boxes too narrow for their name across, but tall enough for it upwards
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
-               z_lo[bi], z_hi[bi], rgb[slot[bi]], d.call_id[bi], "call", px[d.lane[bi]], func[bi], vertical=True)
+               z_lo[bi], z_hi[bi], per(bi, colour_of), per(bi, id_of), "call", per(bi, size_of), per(bi, func_of),
+               vertical=True)
     # 7. clusters: named by the function holding most of their time ("group", as step 5),
     # else by their number of calls ("cluster"; "708 calls", never the bare number, which
     # on a slide reads as nothing)
