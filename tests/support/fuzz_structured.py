@@ -189,13 +189,13 @@ def mutate_json(tree, rng: random.Random, n_nodes: int):
         if rng.random() < 0.5:
             if times < 2:
                 return tree, "repeat(too big)"
-            x[:] = x * times
+            x[:] = json.loads(json.dumps(x * times))  # copies, not 1000 references to one object
         else:
             i = rng.randrange(len(x))
             times = min(1000, MAX_GROWTH // max(len(json.dumps(x[i])), 1))
             if times < 2:
                 return tree, "repeat(too big)"
-            x[i:i + 1] = [x[i]] * times
+            x[i:i + 1] = json.loads(json.dumps([x[i]] * times))
         return tree, f"repeat x{times}"
     if op in ("index", "cycle"):
         cands = [(p, x) for p, x in nodes if _key_of(p) in _INDEX_KEYS and (
