@@ -126,20 +126,44 @@ def call_area(trace: Trace, fold) -> np.ndarray:
     per = _AREA_CACHE.setdefault(trace, {})
     if key in per:
         return per[key]
+    folded = _folded_calls(trace, fold)
+    area = (trace.end - trace.start) * np.where(folded, FOLDED_AREA, 1.0)
+    per[key] = area
+    return area
+
+
+def _folded_calls(trace: Trace, fold) -> np.ndarray:
+    """bool per call of ``trace``: folded by the fold rule ``fold`` (`call_area`)."""
     from .fold import auto_fold_rule
 
     kind, ranges = parse_fold(fold)
     if kind == "auto":
-        folded = auto_fold_rule(trace)
-    elif kind == "levels":
-        folded = np.zeros(len(trace), np.bool_)
+        return auto_fold_rule(trace)
+    folded = np.zeros(len(trace), np.bool_)
+    if kind == "levels":
         for a, b in ranges:
             folded |= (trace.depth >= a) & (trace.depth <= b)
-    else:
-        folded = np.zeros(len(trace), np.bool_)
-    area = (trace.end - trace.start) * np.where(folded, FOLDED_AREA, 1.0)
-    per[key] = area
-    return area
+    return folded
+
+
+def function_area(trace: Trace, fold, ft) -> np.ndarray:
+    """Per function of ``trace``: the area (`call_area`) of its calls that neither wait nor
+    are the runtime's (waits and the runtime's get their own colours), cached per trace and fold rule: a number a function
+    held, not one a call.  The calls' areas are made `COLOUR_CHUNK` at a time into the
+    weights of one `np.bincount` (which adds in call order: the sums `call_area` gives)."""
+    key = ("functions", str(fold))
+    per = _AREA_CACHE.setdefault(trace, {})
+    if key not in per:
+        folded = _folded_calls(trace, fold)
+        weights = np.empty(len(trace))
+        for a in range(0, weights.size, COLOUR_CHUNK):
+            s = slice(a, a + COLOUR_CHUNK)
+            wait = trace.kind[s] == KIND_WAIT
+            free = ~(wait | (ft.infra[trace.func[s]] & ~wait))  # `_reserved`, over the trace's calls
+            # a reserved call's area counted as 0.0
+            weights[s] = np.where(free, (trace.end[s] - trace.start[s]) * np.where(folded[s], FOLDED_AREA, 1.0), 0.0)
+        per[key] = np.bincount(trace.func, weights=weights, minlength=trace.n_functions)
+    return per[key]
 
 
 def sync_durations(trace: Trace) -> tuple:
@@ -175,14 +199,14 @@ def _reserved(trace: Trace, idx: np.ndarray, ft):
     return wait, infra
 
 
+#: the colour stage reads this many calls at a time (bounded temporaries at 10^8 calls)
+COLOUR_CHUNK = 1 << 20
+
+
 def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
-    area = call_area(trace, params.fold)
-    wait_all = trace.kind == KIND_WAIT
-    infra_all = ft.infra[trace.func] & ~wait_all
-    free_all = ~(wait_all | infra_all)
     budget = int(params.max_colors) - 1
     n_func = trace.n_functions
-    f_area = np.bincount(trace.func[free_all], weights=area[free_all], minlength=n_func)
+    f_area = function_area(trace, params.fold, ft)
     named_area = f_area.copy()  # addresses rank last: named functions take the colours
     named_area[[f for f, nm in enumerate(ft.display) if ADDRESS_NAME.fullmatch(nm)]] = 0.0
     if mode == "auto":
@@ -248,12 +272,14 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     infra_slot, wait_slot, other_slot = n_key, n_key + 1, n_key + 2
     colours += [INFRA_RGB, WAIT_RGB, OTHER_RGB]
     names += ["runtime (imports, start-up)", "waiting (locks, queues)", "other"]
-    f = trace.func[idx]
-    slot = slot_of_func[f]
-    slot = np.where(slot < 0, other_slot, slot)
-    wait, infra = _reserved(trace, idx, ft)
-    slot = np.where(infra, infra_slot, slot)
-    slot = np.where(wait, wait_slot, slot).astype(np.int32)
+    slot = np.empty(idx.size, np.int32)
+    for a in range(0, idx.size, COLOUR_CHUNK):  # a chunk's temporaries at a time, not the shown calls'
+        part = idx[a:a + COLOUR_CHUNK]
+        s = slot_of_func[trace.func[part]]
+        s = np.where(s < 0, other_slot, s)
+        wait, infra = _reserved(trace, part, ft)
+        s = np.where(infra, infra_slot, s)
+        slot[a:a + COLOUR_CHUNK] = np.where(wait, wait_slot, s)
     rgb = np.array(colours).reshape(-1, 3)
     legend = _legend_from_slots(slot, view_area, names)
     other_keys = _other_keys(trace, idx, slot, other_slot, ft, mode)

@@ -81,6 +81,15 @@ class Drawn:
         return self.bottom[k] + (1 + BOX_FILL) / 2 * self.height[k]
 
 
+#: stages that read every drawn call read them this many at a time (a chunk's temporaries, not 10^8 calls')
+DRAWN_CHUNK = 1 << 20
+
+
+def drawn_chunks(n: int) -> list:
+    """Slices of ``range(n)`` (the drawn calls), `DRAWN_CHUNK` at a time."""
+    return [slice(a, min(a + DRAWN_CHUNK, n)) for a in range(0, n, DRAWN_CHUNK)]
+
+
 class AtIndex:
     """A per-drawn-call formula read only where it is indexed: ``AtIndex(f)[k]`` is ``f(k)``,
     the elements ``k`` of the array the formula would make, without making it (a stage that
@@ -334,8 +343,9 @@ def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_p
     cw = np.maximum(cxe - cxs, cluster_px * frame.px[cl.lane] / frame.foreshorten) if nc else np.zeros(0)
     cext = np.zeros(nc)
     s = cl.single
-    if nc:
-        np.maximum.at(cext, cl.cluster_of[~s], d.ext[~s])
+    for part in drawn_chunks(s.size if nc else 0):  # each cluster's deepest member, a chunk at a time
+        merged = np.flatnonzero(~s[part]) + part.start
+        np.maximum.at(cext, cl.cluster_of[merged], d.ext[merged])
     pos = np.empty((nc, 3), np.float32)
     sc = np.empty((nc, 3), np.float32)
     cx = np.minimum(np.maximum((cxs + cxe) / 2, cw / 2), time_length - cw / 2) if nc else np.zeros(0)

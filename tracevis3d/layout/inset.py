@@ -43,7 +43,9 @@ import dataclasses
 
 import numpy as np
 
-from .inset_plan import MIN_H_EM, MIN_NEW_NAMES, MIN_W_EM, InsetPlan, named_functions, names_calls, plan_inset
+from .geometry import drawn_chunks
+from .inset_plan import (MIN_H_EM, MIN_NEW_NAMES, MIN_W_EM, InsetPlan, named_functions, names_calls,
+                         plan_inset)
 from .spec import CurveLayer, InstanceLayer, LabelSet
 
 #: insets built and counted, at most (the plans expected to name most; a third when the first two name
@@ -348,9 +350,15 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
     # marks: the stretch in the figure, the inset, the lines between them
     d = st.drawn
     lane = plan.lane
-    in_lane = (d.lane == lane) & (d.end > plan.t0) & (d.start < plan.t1)
     z_lo = float(frame.z_base[lane])
-    z_hi = float(d.face_high_at(in_lane).max()) if in_lane.any() else z_lo + frame.h
+    z_hi = None  # the top of the lane's boxes in the stretch, a chunk of the drawn calls at a time
+    for s in drawn_chunks(d.local.size):
+        in_lane = np.flatnonzero((d.lane[s] == lane) & (d.end[s] > plan.t0) & (d.start[s] < plan.t1))
+        if in_lane.size:
+            top = float(d.face_high_at(in_lane + s.start).max())
+            z_hi = top if z_hi is None else max(z_hi, top)
+    if z_hi is None:
+        z_hi = z_lo + frame.h
     sx0, sx1 = (plan.t0 - sel.t0) * frame.scale_t, (plan.t1 - sel.t0) * frame.scale_t
     m = 0.15 * frame.h
     y_front = -0.03 * frame.h

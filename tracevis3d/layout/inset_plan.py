@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 
+from .geometry import drawn_chunks
 from .spec import LabelSet
 
 INSET_PAD_EM = 1.0  # the inset keeps this far from anything drawn, in label sizes
@@ -131,7 +132,10 @@ def named_functions(d, names: LabelSet) -> np.ndarray:
     """Functions of the drawn calls that a label of ``names`` names (a call, a run, a row or
     a group: their call, or the call a group is picked by)."""
     ci = names.call_index[names_calls(names) & (names.call_index >= 0)]
-    return np.unique(d.func[_member(d.call_id, ci)])
+    n = d.local.size
+    if ci.size == 0 or n == 0:
+        return np.unique(d.func[np.zeros(n, np.bool_)])
+    return np.unique(np.concatenate([d.func[s][_member(d.call_id[s], ci)] for s in drawn_chunks(n)]))
 
 
 def _member(values: np.ndarray, of: np.ndarray) -> np.ndarray:
@@ -147,13 +151,20 @@ def _candidates(sel, d, cl, frame, ft, names: LabelSet, tpx: float) -> tuple:
     (not merged, not folded bands), at least a pixel wide and narrower than their shortest
     name, not the runtime's, of functions named nowhere in the figure.  (indices into the
     drawn calls, width px, need px)."""
-    single = cl.single & ~d.folded & ~ft.infra[d.func]
-    single &= ~_member(d.func, named_functions(d, names))
-    width = (d.end - d.start) / frame.us_per_px[d.lane]
-    pick = np.flatnonzero(single & (width >= 1.0))
+    named = named_functions(d, names)
+    picks, widths = [np.zeros(0, np.int64)], [np.zeros(0)]
+    for s in drawn_chunks(d.local.size):  # a chunk of the drawn calls at a time
+        func = d.func[s]
+        single = cl.single[s] & ~d.folded[s] & ~ft.infra[func]
+        single &= ~_member(func, named)
+        width = (d.end[s] - d.start[s]) / frame.us_per_px[d.lane[s]]
+        p = np.flatnonzero(single & (width >= 1.0))
+        picks.append(p + s.start)
+        widths.append(width[p])
+    pick, width = np.concatenate(picks), np.concatenate(widths)
     need = name_need_px(ft, d.func[pick], tpx)
-    keep = width[pick] < need
-    return pick[keep], width[pick][keep], need[keep]
+    keep = width < need
+    return pick[keep], width[keep], need[keep]
 
 
 def plan_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float, content_rect,
