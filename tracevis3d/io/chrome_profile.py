@@ -129,10 +129,21 @@ def _node_id(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and -MAX_ID < v < MAX_ID
 
 
+def _flat_array(v, empty_dtype):
+    """``v`` (a list from JSON) as numpy makes it, None where it cannot (lists of uneven shape
+    inside: numpy refuses them, it does not make an object array)."""
+    if not len(v):
+        return np.zeros(0, empty_dtype)
+    try:
+        return np.asarray(v)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
 def _int_array(v):
     """``v`` (a list from JSON) as int64 when every item is an int (not a bool) within ±MAX_ID, else None."""
-    a = np.asarray(v) if len(v) else np.zeros(0, np.int64)
-    if a.ndim != 1 or a.dtype.kind not in "iu":
+    a = _flat_array(v, np.int64)
+    if a is None or a.ndim != 1 or a.dtype.kind not in "iu":
         return None
     if a.size and (a.max() >= MAX_ID or (a.dtype.kind == "i" and a.min() <= -MAX_ID)):
         return None
@@ -141,8 +152,8 @@ def _int_array(v):
 
 def _finite_array(v):
     """``v`` as float64 when every item is a finite number (not a bool), else None."""
-    a = np.asarray(v) if len(v) else np.zeros(0, np.float64)
-    if a.ndim != 1 or a.dtype.kind not in "iuf":
+    a = _flat_array(v, np.float64)
+    if a is None or a.ndim != 1 or a.dtype.kind not in "iuf":
         return None
     a = a.astype(np.float64)
     return a if np.isfinite(a).all() else None

@@ -247,8 +247,10 @@ def lane_tables(lanes, node_lane, node_parent, node_frame, sample_lane, sample_n
         sa, sb = np.searchsorted(s_sorted, [key, key + 1])
         mine = s_order[sa:sb]
         sn = sample_node[mine]
-        out.append((sp, node_frame[nodes], np.where(sn >= 0, local[np.maximum(sn, 0)], -1),
-                    None if sample_weight is None else sample_weight[mine]))
+        ss = np.full(sn.size, -1, np.int64)  # (a lane of empty stacks only may have no nodes at all)
+        has = sn >= 0
+        ss[has] = local[sn[has]]
+        out.append((sp, node_frame[nodes], ss, None if sample_weight is None else sample_weight[mine]))
     return out
 
 
