@@ -149,20 +149,21 @@ def _folded_calls(trace: Trace, fold) -> np.ndarray:
 def function_area(trace: Trace, fold, ft) -> np.ndarray:
     """Per function of ``trace``: the area (`call_area`) of its calls that neither wait nor
     are the runtime's (waits and the runtime's get their own colours), cached per trace and fold rule: a number a function
-    held, not one a call.  The calls' areas are made `COLOUR_CHUNK` at a time into the
-    weights of one `np.bincount` (which adds in call order: the sums `call_area` gives)."""
+    held, not one a call.  The calls' areas are made and added `COLOUR_CHUNK` at a time
+    (`np.add.at`, in call order as `np.bincount` adds: the same sums, a reserved call's area
+    counted as 0.0)."""
     key = ("functions", str(fold))
     per = _AREA_CACHE.setdefault(trace, {})
     if key not in per:
         folded = _folded_calls(trace, fold)
-        weights = np.empty(len(trace))
-        for a in range(0, weights.size, COLOUR_CHUNK):
+        f_area = np.zeros(max(trace.n_functions, int(trace.func.max(initial=-1)) + 1))
+        for a in range(0, len(trace), COLOUR_CHUNK):
             s = slice(a, a + COLOUR_CHUNK)
             wait = trace.kind[s] == KIND_WAIT
             free = ~(wait | (ft.infra[trace.func[s]] & ~wait))  # `_reserved`, over the trace's calls
-            # a reserved call's area counted as 0.0
-            weights[s] = np.where(free, (trace.end[s] - trace.start[s]) * np.where(folded[s], FOLDED_AREA, 1.0), 0.0)
-        per[key] = np.bincount(trace.func, weights=weights, minlength=trace.n_functions)
+            np.add.at(f_area, trace.func[s],
+                      np.where(free, (trace.end[s] - trace.start[s]) * np.where(folded[s], FOLDED_AREA, 1.0), 0.0))
+        per[key] = f_area
     return per[key]
 
 

@@ -166,23 +166,36 @@ def window_context(start, end, parent, lane, kind, n_lanes: int) -> np.ndarray:
     end) and shares one of the extent's ends exactly (clipped there by the window's edge:
     a window at the trace's start cuts only its end); it is no wait, release or I/O call.
     A spanning call with a spanning child is context (the deepest spanning call is not).
-    ``parent``: local indices (-1 for roots)."""
-    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
-    parent, lane = np.asarray(parent, np.int64), np.asarray(lane, np.int64)
-    n = start.size
+    ``parent``: local indices (-1 for roots).  `CONTEXT_CHUNK` calls at a time."""
+    n = int(np.shape(start)[0])
     if n == 0:
         return np.zeros(0, np.bool_)
-    nl = max(int(n_lanes), int(lane.max()) + 1, 1)
+    chunks = [slice(a, min(a + CONTEXT_CHUNK, n)) for a in range(0, n, CONTEXT_CHUNK)]
+
+    def columns(s):
+        return (np.asarray(start[s], np.float64), np.asarray(end[s], np.float64), np.asarray(lane[s], np.int64))
+
+    nl = max(int(n_lanes), int(np.max(lane)) + 1, 1)
     lo, hi = np.full(nl, np.inf), np.full(nl, -np.inf)
-    np.minimum.at(lo, lane, start)
-    np.maximum.at(hi, lane, end)
-    lo, hi = lo[lane], hi[lane]
-    spans = ((end - start) >= PASS_THROUGH_SHARE * (hi - lo)) & ((start == lo) | (end == hi))
-    spans &= np.asarray(kind) == KIND_OTHER
+    for s in chunks:
+        st, en, ln = columns(s)
+        np.minimum.at(lo, ln, st)
+        np.maximum.at(hi, ln, en)
+    spans = np.empty(n, np.bool_)
     has_spanning_child = np.zeros(n, np.bool_)
-    inner = spans & (parent >= 0)
-    has_spanning_child[parent[inner]] = True
+    for s in chunks:
+        st, en, ln = columns(s)
+        lo_c, hi_c = lo[ln], hi[ln]
+        sp = ((en - st) >= PASS_THROUGH_SHARE * (hi_c - lo_c)) & ((st == lo_c) | (en == hi_c))
+        sp &= np.asarray(kind[s]) == KIND_OTHER
+        spans[s] = sp
+        p = np.asarray(parent[s], np.int64)
+        has_spanning_child[p[sp & (p >= 0)]] = True
     return spans & has_spanning_child
+
+
+#: `window_context` reads this many shown calls at a time
+CONTEXT_CHUNK = 1 << 20
 
 
 def auto_fold_parts(trace: Trace) -> tuple:

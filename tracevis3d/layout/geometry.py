@@ -155,9 +155,7 @@ def shown_drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
     def column(fn, dtype):
         return ShownColumn(fn, local, dtype)
 
-    key = np.rint(fold.bottom[local] * 4096.0).astype(np.int64)
-    level_id = dense_ranks(key).astype(np.int32, copy=False)
-    del key
+    level_id = drawn_level_ids(fold.bottom, local)
     folded, run_levels, bottom, height = fold.folded, fold.run_levels, fold.bottom, fold.height
     return Drawn(
         column(calls, np.dtype(np.int64)), column(call_id, np.dtype(np.int32)), local,
@@ -168,6 +166,32 @@ def shown_drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
         column(lambda p: folded[p], folded.dtype), column(lambda p: run_levels[p], run_levels.dtype),
         column(lambda p: bottom[p], np.dtype(np.float64)), column(lambda p: height[p], np.dtype(np.float64)),
         level_id, column(lambda p: ext_unit[p], ext_unit.dtype))
+
+
+def drawn_level_ids(bottom: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """`dense_ranks` (int32) of the drawn calls' level keys ``round(bottom[local] · 4096)``
+    (``bottom``: every shown call's, ``local``: the drawn ones' positions), the keys made
+    `DRAWN_CHUNK` at a time into a presence table over the shown calls' range of keys (the
+    same ranks: a rank counts the distinct drawn keys below), no array of keys over every
+    drawn call; a range over 4 keys a call: the keys, ranked by `dense_ranks`."""
+    n = int(local.shape[0])
+    if n == 0:
+        return np.zeros(0, np.int32)
+    lo, hi = int(np.rint(bottom.min() * 4096.0)), int(np.rint(bottom.max() * 4096.0))
+    if hi - lo > max(4 * n, 1 << 16):
+        return dense_ranks(np.rint(bottom[local] * 4096.0).astype(np.int64)).astype(np.int32, copy=False)
+
+    def keys(s):  # the drawn calls ``s``' keys, less ``lo``
+        return np.rint(bottom[local[s]] * 4096.0).astype(np.int64) - lo
+
+    table = np.zeros(hi - lo + 1, np.int32)
+    for s in drawn_chunks(n):
+        table[keys(s)] = 1
+    rank = np.cumsum(table, dtype=np.int32) - np.int32(1)  # at a present key: the present keys below it
+    out = np.empty(n, np.int32)
+    for s in drawn_chunks(n):
+        out[s] = rank[keys(s)]
+    return out
 
 
 class ShownColumn(np.lib.mixins.NDArrayOperatorsMixin):

@@ -71,13 +71,20 @@ def measure_calls(tr: Trace, idx: np.ndarray, which: str) -> np.ndarray:
     """A measure per call: ``constant``, ``inclusive`` or ``self`` time (µs), ``calls`` of its function."""
     if which == "constant":
         return np.ones(idx.size)
-    if which == "inclusive":
-        return tr.end[idx] - tr.start[idx]
-    if which == "self":
-        return np.maximum(tr.self_time_of(idx), 0.0)
+    if which in ("inclusive", "self"):  # `MEASURE_CHUNK` calls at a time (a chunk's temporaries)
+        out = np.empty(idx.size)
+        for a in range(0, idx.size, MEASURE_CHUNK):
+            i = idx[a:a + MEASURE_CHUNK]
+            out[a:a + MEASURE_CHUNK] = tr.end[i] - tr.start[i] if which == "inclusive" else \
+                np.maximum(tr.self_time_of(i), 0.0)
+        return out
     if which == "calls":
         return np.bincount(tr.func, minlength=tr.n_functions)[tr.func[idx]].astype(np.float64)
     raise ValueError(which)
+
+
+#: `measure_calls` and `extrusion` read this many shown calls at a time
+MEASURE_CHUNK = 1 << 20
 
 
 def per_lane_max(values, lane, n_lanes) -> np.ndarray:
@@ -94,7 +101,10 @@ def extrusion(tr, idx, measure: str) -> tuple:
     """The measure normalised to (0.12 .. 1] per shown call, and the legend's line for it."""
     mv = measure_calls(tr, idx, measure)
     mmax = float(mv.max()) if mv.size else 0.0
-    unit = 0.12 + 0.88 * (mv / mmax if mmax > 0 else np.zeros_like(mv))
+    unit = mv  # made in the measure's array, a chunk at a time
+    for a in range(0, mv.size, MEASURE_CHUNK):
+        s = slice(a, a + MEASURE_CHUNK)
+        unit[s] = 0.12 + 0.88 * (mv[s] / mmax if mmax > 0 else np.zeros_like(mv[s]))
     if measure == "constant":
         return unit, None
     xu = x_unit_of(tr)  # a merged trace's measure: "self samples (deepest 1.2k samples)"
