@@ -32,6 +32,8 @@ import os
 import pathlib
 import random
 
+from hostile_perfetto import varint as enc_varint
+
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "formats"
 
@@ -335,19 +337,6 @@ def _varint(buf: bytes, i: int, end: int):
             return v, i
         shift += 7
     return None, i
-
-
-def enc_varint(v: int) -> bytes:
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def parse_message(buf: bytes, start: int = 0, end: int | None = None):

@@ -10,22 +10,13 @@ from __future__ import annotations
 import gzip
 import pathlib
 
+from hostile_perfetto import varint
+
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
 MB = 1 << 20
 
 
 # ----------------------------------------------------------------------------- a protobuf writer
-def varint(v: int) -> bytes:
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def field_varint(num: int, v: int) -> bytes:
