@@ -16,9 +16,17 @@ import numpy as np
 _UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 
 
+#: past 999 s a duration reads in minutes, then hours, then days (not "1e+03 s")
+_LONG_UNITS = ((86400e6, "days"), (3600e6, "h"), (60e6, "min"))
+
+
 def fmt_time(us: float) -> str:
-    """A duration in µs with a unit chosen for its size (3 significant digits)."""
+    """A duration in µs with a unit chosen for its size (3 significant digits): ns to s, and
+    past 999 s the largest of min, h and days that it reaches ("16.7 min", "10 h", "347 days")."""
     a = abs(us)
+    if a >= 999.5e6:
+        scale, unit = next((s, u) for s, u in _LONG_UNITS if a >= s)
+        return f"{us / scale:.3g} {unit}"
     for scale, unit in _UNITS:
         if a >= scale or scale == 1e-3:
             return f"{us / scale:.3g} {unit}"
