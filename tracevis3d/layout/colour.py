@@ -303,8 +303,14 @@ def _other_keys(trace, idx, slot, other_slot, ft, mode) -> np.ndarray:
 
 
 def _legend_from_slots(slot, view_area, names) -> list:
-    w = np.bincount(slot, weights=view_area, minlength=len(names))
-    present = np.bincount(slot, minlength=len(names)) > 0
+    # each slot's area and whether it is used, `COLOUR_CHUNK` calls at a time (`np.add.at`
+    # adds in call order: the sums `np.bincount` gives)
+    w = np.zeros(max(len(names), int(slot.max(initial=-1)) + 1))
+    present = np.zeros(w.size, np.bool_)
+    for a in range(0, slot.size, COLOUR_CHUNK):
+        s = slice(a, a + COLOUR_CHUNK)
+        np.add.at(w, slot[s], view_area[s])
+        present[slot[s]] = True
     order = np.argsort(-w, kind="stable")
     return [LegendItem(names[k], int(k), float(w[k])) for k in order if present[k]]
 

@@ -88,12 +88,16 @@ MEASURE_CHUNK = 1 << 20
 
 
 def per_lane_max(values, lane, n_lanes) -> np.ndarray:
-    """Max of ``values`` per lane; lanes are contiguous runs of ``lane``."""
-    out = np.zeros(n_lanes, np.float64)
-    if values.size == 0:
-        return out
-    starts = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1]])
-    out[lane[starts]] = np.maximum.reduceat(values, starts)
+    """Max of ``values`` per lane; lanes are contiguous runs of ``lane`` (0 for a lane with
+    none), `MEASURE_CHUNK` values at a time (the maxima of a lane's parts, maxed)."""
+    out = np.full(n_lanes, -np.inf)
+    seen = np.zeros(n_lanes, np.bool_)
+    for a in range(0, values.size, MEASURE_CHUNK):
+        v, ln = np.asarray(values[a:a + MEASURE_CHUNK]), np.asarray(lane[a:a + MEASURE_CHUNK])
+        starts = np.flatnonzero(np.r_[True, ln[1:] != ln[:-1]])
+        np.maximum.at(out, ln[starts], np.maximum.reduceat(v, starts))
+        seen[ln[starts]] = True
+    out[~seen] = 0.0
     return out
 
 
