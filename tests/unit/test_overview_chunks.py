@@ -1,0 +1,87 @@
+"""The overview's stages that read the calls a chunk at a time (`colour.function_area`, the
+legend's areas, `geometry.drawn_level_ids`, `fold.window_context`, the measures, the label
+faces, the inset's and callouts' reads) give the figure they give in one chunk: the icicle of
+a synthetic trace with every chunk a few dozen calls against every chunk larger than the
+trace, array for array; and the helpers against the formulas they replace."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import tracevis3d
+from tracevis3d.layout import colour, fold, geometry, icicle, labels
+from tracevis3d.layout.colour import _folded_calls, function_area
+from tracevis3d.layout.geometry import dense_ranks, drawn_level_ids
+from tracevis3d.layout.naming import function_table
+from tracevis3d.layout.params import IcicleParams
+from tracevis3d.model import KIND_WAIT
+
+CHUNKS = {(labels, "FACE_CHUNK"): 37, (colour, "COLOUR_CHUNK"): 113, (geometry, "DRAWN_CHUNK"): 101,
+          (fold, "CONTEXT_CHUNK"): 89, (icicle, "MEASURE_CHUNK"): 83}
+
+
+def figure_arrays(spec) -> dict:
+    out = {"meta": repr(sorted(spec.meta.items())), "legend": repr(spec.legend), "camera": repr(spec.camera)}
+    for k, layer in enumerate(spec.layers):
+        for f in dataclasses.fields(layer):
+            v = getattr(layer, f.name)
+            for name, a in (v.items() if isinstance(v, dict) else [("", v)]):
+                out[f"{k}.{f.name}.{name}"] = a
+    for f in dataclasses.fields(spec.labels):
+        out["labels." + f.name] = getattr(spec.labels, f.name)
+    return out
+
+
+def same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if dataclasses.is_dataclass(a) and type(a) is type(b):
+        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("measure", ["self", "inclusive"])
+def test_small_chunks_draw_the_same_figure(monkeypatch, measure):
+    params = IcicleParams(extrude_measure=measure)
+    monkeypatch.setattr(icicle, "GATHERED_MAX_CALLS", 0)  # the drawn calls read where indexed (a 10^8 figure's)
+    for (mod, name) in CHUNKS:
+        monkeypatch.setattr(mod, name, 1 << 30)
+    whole = figure_arrays(icicle.icicle_layout(tracevis3d.synthetic(6000, threads=3, seed=4), params))
+    for (mod, name), size in CHUNKS.items():
+        monkeypatch.setattr(mod, name, size)
+    chunked = figure_arrays(icicle.icicle_layout(tracevis3d.synthetic(6000, threads=3, seed=4), params))
+    assert whole.keys() == chunked.keys()
+    assert [k for k in whole if not same(whole[k], chunked[k])] == []
+    assert len(whole["labels.texts"]) > 0
+
+
+@pytest.mark.timeout(120)
+def test_function_area_is_the_sums_of_the_free_calls_areas(monkeypatch):
+    monkeypatch.setattr(colour, "COLOUR_CHUNK", 97)
+    tr = tracevis3d.synthetic(3000, threads=2, seed=2)
+    ft = function_table(tr)
+    wait = tr.kind == KIND_WAIT
+    free = ~(wait | (ft.infra[tr.func] & ~wait))
+    area = (tr.end - tr.start) * np.where(_folded_calls(tr, "auto"), colour.FOLDED_AREA, 1.0)
+    want = np.bincount(tr.func[free], weights=area[free], minlength=tr.n_functions)
+    got = function_area(tr, "auto", ft)
+    assert got.dtype == want.dtype and np.array_equal(got, want)  # bit for bit, not close
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("spread", [3.0, 1e6])  # a presence table; a range too wide for one (sorted)
+def test_drawn_level_ids_are_the_dense_ranks_of_the_keys(monkeypatch, spread):
+    monkeypatch.setattr(geometry, "DRAWN_CHUNK", 41)
+    rng = np.random.default_rng(7)
+    bottom = np.round(rng.random(2000) * spread * 8) / 8
+    local = np.flatnonzero(rng.random(2000) < 0.6).astype(np.int32)
+    want = dense_ranks(np.rint(bottom[local] * 4096.0).astype(np.int64)).astype(np.int32)
+    got = drawn_level_ids(bottom, local)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+    assert drawn_level_ids(bottom, local[:0]).shape == (0,)
