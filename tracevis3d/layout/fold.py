@@ -194,7 +194,7 @@ def window_context(start, end, parent, lane, kind, n_lanes: int) -> np.ndarray:
     return spans & has_spanning_child
 
 
-#: `window_context` reads this many shown calls at a time
+#: `window_context` and the drawn mask of `fold_levels` read this many shown calls at a time
 CONTEXT_CHUNK = 1 << 20
 
 
@@ -534,6 +534,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
 
     infra_part = mask & auto_fold_parts(trace)[0][idx] if squeeze else mask
     pass_part = mask & ~infra_part
+    del mask
     kind = trace.kind[idx]
     if squeeze:
         # rule 5: a window's context chain passes its time through
@@ -568,7 +569,7 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     widest = _lane_max(work_px, lane, n_lanes) if n_lanes else np.zeros(nl)
     if n_lanes and not (widest > 0.0).all():  # a lane of waits alone: its widest wait
         widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes))
-    del nameable_px, work_px  # arrays over every call: gone before the placement's
+    del nameable_px, work_px, kind  # arrays over every call: gone before the placement's
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
         heights = squeeze_parameters(np.zeros(nl), named_px, widest, nameless_band)[2]
@@ -578,6 +579,9 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         lo, hi = np.zeros(nl), np.full(nl, SQUEEZE_MAX)
         tops = _tops_on(_bisection_tree(parent, local_end, lane32, name_px, width_px, infra_part, pass_part, wide,
                                         named_px, env), n_lanes)
+        del local_end  # (the tree holds its own columns)
+        if envelopes is None:
+            env = None  # no envelopes to place: `Envelopes.none`'s zeros gone before the placement
         # what each lane needs with every wide pass-through chain open: its tops alone (the
         # whole placement, fresh arrays of every call, is made once, for the squeeze chosen)
         demand = tops(*squeeze_parameters(lo, named_px, widest, nameless_band))
@@ -597,7 +601,9 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         del tops  # the bisection's reduced tree: gone before the placement's arrays
         placed, lane_levels = place(*params)
     bottom, height, eff, run_start, run_levels = placed
-    drawn = (run_start < 0) | (run_start == np.arange(idx.size))
+    drawn = run_start < 0
+    for a in range(0, idx.size, CONTEXT_CHUNK):  # run starts: no positions array over every call
+        drawn[a:a + CONTEXT_CHUNK] |= run_start[a:a + CONTEXT_CHUNK] == np.arange(a, min(a + CONTEXT_CHUNK, idx.size))
     return Folding(bottom, height, eff, run_start, run_levels, drawn, rep_heads, rep_end, rep_count, rows, row_named,
                    row_calls, lane_levels, rule, lane_root_rows(func, start, end, parent, lane, n_lanes,
                                                      trace.n_functions), demand, squeezed,
