@@ -38,14 +38,13 @@ nearest kept caller.  For a processed file "script" is ``funcTable.isJS``.
 """
 from __future__ import annotations
 
-import json
-from bisect import bisect_right
 from operator import itemgetter
 
 import numpy as np
 
 from ..model import TraceFormatError
 from .limits import resolve_limits
+from .native_frames import is_address, libs_of, native_location, resource_names
 from .profile_json import (KeyedFrames, NumberColumn, add_instants, clean_name, fail, float_column, int_column, is_list,
                            kind_of, need_dict, need_list, parse_json, parse_json_columns)
 from .stacks import StackProfile, timed_trace
@@ -216,51 +215,13 @@ def split_location(loc: str):
     return loc[:p - 1], file, line, col
 
 
-def _libs_of(prof: dict) -> tuple:
-    """A Gecko (sub)profile's shared libraries as sorted (starts, ends, names) (``libs``: each
-    ``start``, ``end`` and ``name`` or ``debugName``); rows that are not of that form are left out."""
-    rows = []
-    libs = prof.get("libs")
-    if isinstance(libs, str):  # older Gecko profiles write the list as JSON text
-        try:
-            libs = json.loads(libs)
-        except (ValueError, RecursionError):
-            libs = None
-    for lib in libs if isinstance(libs, list) else ():
-        if not isinstance(lib, dict):
-            continue
-        a, b = lib.get("start"), lib.get("end")
-        name = lib.get("name") or lib.get("debugName")
-        if type(a) is int and type(b) is int and 0 <= a < b < 1 << 64 and isinstance(name, str) and name:
-            rows.append((a, b, name[-200:]))
-    rows.sort()
-    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
-
-
-def _native_location(loc: str, libs) -> tuple | None:
-    """An unsymbolicated native frame "0x7f57c93278ec" as (library+offset name, library), by
-    the (sub)profile's ``libs`` (the Firefox Profiler shows such a frame's library as its
-    resource); None when the location is no address or no library holds it."""
-    if not libs or not libs[0] or len(loc) > 18 or not loc.startswith("0x"):
-        return None
-    try:
-        addr = int(loc, 16)
-    except ValueError:
-        return None
-    k = bisect_right(libs[0], addr) - 1
-    if k < 0 or addr >= libs[1][k]:
-        return None
-    name = libs[2][k].rsplit("/", 1)[-1] or libs[2][k]
-    return f"{name}+0x{addr - libs[0][k]:x}", name
-
-
 def _location_frame(loc: str, frames: KeyedFrames, libs=None) -> tuple:
     """(frame id, is a script frame) of a Gecko location string (its key).  A script frame is a
     location of speedscope's form whose file is not Firefox's own (``resource:``,
     ``self-hosted``); its name, file and line are split out where it has a line (or where it
     is a script frame), else the location is the name.  An unsymbolicated address inside one of
-    ``libs`` (`_libs_of`) is named "library+0xoffset", the library its file (its colour)."""
-    native = _native_location(loc, libs)
+    ``libs`` (`native_frames.libs_of`) is named "library+0xoffset", the library its file (its colour)."""
+    native = native_location(loc, libs)
     if native is not None:
         k = frames.by_key.get(("lib", native[0]))
         if k is None:
@@ -353,7 +314,7 @@ def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim) -
     while todo:
         prof, where, level = todo.pop(0)
         pmeta = prof.get("meta") if isinstance(prof.get("meta"), dict) else {}
-        libs = _libs_of(prof)
+        libs = libs_of(prof)
         st = pmeta.get("startTime")
         offset = (float(st) - t0) if isinstance(st, (int, float)) and not isinstance(st, bool) and \
             np.isfinite(st) and abs(float(st) - t0) < 1e12 else 0.0
@@ -569,13 +530,13 @@ def _processed_tables(tbls: dict, strings, shared: dict, frames: KeyedFrames, so
     n = sframe.size
     f_of_stack = ffunc[sframe] if n else np.zeros(0, np.int64)
     func_frame = np.full(n_func, -1, np.int64)
-    resource = _resource_names(tbls, fn, strings, n_func)
+    resource = resource_names(tbls, fn, strings, n_func)
     for k in np.flatnonzero(np.bincount(f_of_stack, minlength=n_func)).tolist():  # the functions the stacks use
         nm = strings[names[k]]
         fl = strings[files[k]] if files[k] >= 0 else ""
         nm = nm if isinstance(nm, str) else str(nm)
         fl = fl if isinstance(fl, str) else str(fl)
-        if not fl and resource[k] and _is_address(nm):  # unsymbolicated: "a.out+0x3ec3", as Gecko's
+        if not fl and resource[k] and is_address(nm):  # unsymbolicated: "a.out+0x3ec3", as Gecko's
             nm, fl = f"{resource[k]}+{nm}", resource[k]
         func_frame[k] = frames.add_keyed(("func", nm, fl, int(lines[k])), nm, fl, int(lines[k]))
     if st.get("prefix") is not None:
@@ -592,34 +553,6 @@ def _processed_tables(tbls: dict, strings, shared: dict, frames: KeyedFrames, so
         raise fail(source, f"{where}.stackTable", f"{parent.size} prefixes for {n} frames")
     return parent, func_frame[f_of_stack] if n else np.zeros(0, np.int64), is_js[f_of_stack] if n else \
         np.zeros(0, bool)
-
-
-def _is_address(name: str) -> bool:
-    """"0x6153": a code address (a function without its symbol)."""
-    if not (2 < len(name) <= 18 and name.startswith("0x")):
-        return False
-    try:
-        int(name, 16)
-    except ValueError:
-        return False
-    return True
-
-
-def _resource_names(tbls: dict, fn: dict, strings: list, n_func: int) -> list:
-    """Each function's resource name (``funcTable.resource`` → ``resourceTable.name``: a
-    library's name for native code), "" where there is none or it cannot be read."""
-    out = [""] * n_func
-    res = fn.get("resource")
-    rt = tbls.get("resourceTable")
-    if not (is_list(res) and len(res) == n_func and isinstance(rt, dict) and is_list(rt.get("name"))):
-        return out
-    rnames = rt["name"]
-    for k, r in enumerate(res):
-        if type(r) is int and 0 <= r < len(rnames):
-            i = rnames[r]
-            if type(i) is int and 0 <= i < len(strings) and isinstance(strings[i], str):
-                out[k] = strings[i][-200:]
-    return out
 
 
 def _processed_markers(markers: dict, strings: list, lim) -> tuple:
