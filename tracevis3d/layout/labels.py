@@ -376,6 +376,43 @@ def band_last_calls(fold, d, starts, shown_func) -> np.ndarray:
     return out
 
 
+def _add_level_groups(placer: "LabelPlacer", d, cl, bi, ft, frame, x, rgb, z_lo, z_hi, group_gap_px: float,
+                      group_share: float) -> None:
+    """`icicle_labels`' step 5: groups of boxes (``bi``: the drawn calls not in clusters) and
+    clusters ``cl`` on one level, across parents, at most ``group_gap_px`` apart (at least one
+    pixel), that one function dominates (at least ``group_share`` of their time): "61× …find_and_load
+    & more"; items in time order per lane."""
+    func, slot, px = d.func, d.slot, frame.px
+    nc = len(cl)
+    it_start = np.concatenate([d.start[bi], cl.start])
+    if it_start.size:
+        it_end = np.concatenate([d.end[bi], cl.end])
+        it_level = np.concatenate([d.level_id[bi], d.level_id[cl.rep] if nc else np.zeros(0, np.int32)])
+        it_lane = np.concatenate([d.lane[bi], cl.lane]).astype(np.int32)
+        it_member = np.concatenate([bi, cl.dom if nc else np.zeros(0, np.int64)]).astype(np.int64)
+        it_calls = np.concatenate([np.ones(bi.size), cl.count.astype(np.float64)])
+        it_time = np.concatenate([d.end[bi] - d.start[bi], cl.time])
+        order = np.lexsort((it_start, it_lane))
+        it_start, it_end, it_level, it_lane = it_start[order], it_end[order], it_level[order], it_lane[order]
+        it_member, it_calls, it_time = it_member[order], it_calls[order], it_time[order]
+        key = func[it_member]
+        g_of, _, _, g_start, g_end, g_items, g_rep, g_uniform = cluster_subpixel_calls(
+            it_start, it_end, it_level.astype(np.int32), it_lane, np.full(px.size, np.inf),
+            (max(group_gap_px, 1.0) * frame.us_per_px).astype(np.float64), key)
+        multi = np.flatnonzero(g_items >= 2)
+        if multi.size:
+            g_dom, g_share, g_calls = dominant_member(g_of, key, it_time, g_items.size, it_calls)
+            multi = multi[g_share[multi] >= group_share]
+            gi, gd = it_member[g_rep[multi]], it_member[g_dom[multi]]
+
+            def group_texts(k):
+                more = "" if g_uniform[multi[k]] else " & more"
+                return counted_candidates(int(g_calls[multi[k]]), ft.display[int(func[gd[k]])], more)
+
+            placer.add(group_texts, x(g_start[multi]), x(g_end[multi]), z_lo[gi], z_hi[gi], rgb[slot[gd]],
+                       d.call_id[gd], "group", px[d.lane[gi]], func[gd], plate_slot=slot[gd])
+
+
 def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, frame, t0: float, t1: float,
                   band_height: float, group_share: float = 0.5, group_gap_px: float = 0.0,
                   grows_down: bool = False, shown_func=None) -> None:
@@ -522,38 +559,12 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
                    ch + (1 - BOX_FILL) / 2 * h, ch + (1 + BOX_FILL) / 2 * h, rgb[row_slot], d.call_id[rows], "row",
                    px[d.lane[rows]], r_dom, plate_slot=row_slot)
     # 5. groups across parents on one level: items are boxes and clusters, in time order per lane
-    nc = len(cl)
-    it_start = np.concatenate([d.start[bi], cl.start])
-    if it_start.size:
-        it_end = np.concatenate([d.end[bi], cl.end])
-        it_level = np.concatenate([d.level_id[bi], d.level_id[cl.rep] if nc else np.zeros(0, np.int32)])
-        it_lane = np.concatenate([d.lane[bi], cl.lane]).astype(np.int32)
-        it_member = np.concatenate([bi, cl.dom if nc else np.zeros(0, np.int64)]).astype(np.int64)
-        it_calls = np.concatenate([np.ones(bi.size), cl.count.astype(np.float64)])
-        it_time = np.concatenate([d.end[bi] - d.start[bi], cl.time])
-        order = np.lexsort((it_start, it_lane))
-        it_start, it_end, it_level, it_lane = it_start[order], it_end[order], it_level[order], it_lane[order]
-        it_member, it_calls, it_time = it_member[order], it_calls[order], it_time[order]
-        key = func[it_member]
-        g_of, _, _, g_start, g_end, g_items, g_rep, g_uniform = cluster_subpixel_calls(
-            it_start, it_end, it_level.astype(np.int32), it_lane, np.full(px.size, np.inf),
-            (max(group_gap_px, 1.0) * frame.us_per_px).astype(np.float64), key)
-        multi = np.flatnonzero(g_items >= 2)
-        if multi.size:
-            g_dom, g_share, g_calls = dominant_member(g_of, key, it_time, g_items.size, it_calls)
-            multi = multi[g_share[multi] >= group_share]
-            gi, gd = it_member[g_rep[multi]], it_member[g_dom[multi]]
-
-            def group_texts(k):
-                more = "" if g_uniform[multi[k]] else " & more"
-                return counted_candidates(int(g_calls[multi[k]]), ft.display[int(func[gd[k]])], more)
-
-            placer.add(group_texts, x(g_start[multi]), x(g_end[multi]), z_lo[gi], z_hi[gi], rgb[slot[gd]],
-                       d.call_id[gd], "group", px[d.lane[gi]], func[gd], plate_slot=slot[gd])
+    _add_level_groups(placer, d, cl, bi, ft, frame, x, rgb, z_lo, z_hi, group_gap_px, group_share)
     # 6. boxes too narrow for their name across, but tall enough for it upwards
     placer.add(lambda k: [] if d.folded[bi[k]] else cands(int(func[bi[k]])), x(d.start[bi]), x(d.end[bi]),
                z_lo[bi], z_hi[bi], per(bi, colour_of), per(bi, id_of), "call", per(bi, size_of), per(bi, func_of),
                vertical=True)
+    nc = len(cl)
     # 7. clusters: named by the function holding most of their time ("group", as step 5),
     # else by their number of calls ("cluster"; "708 calls", never the bare number, which
     # on a slide reads as nothing)
