@@ -188,24 +188,29 @@ def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
     return trace
 
 
+#: what a cut name adds past ``max_name_chars``: "…" and 8 hex digits of its hash (the Chrome
+#: reader's cut; the native and compact readers accept that much)
+_CUT_MARK = 9
+
+
 def _fit_text(s: str, cap: int) -> str:
-    """``s`` at most ``cap`` characters (cut as `stacks.FrameTable` cuts: "…" and a hash of the
-    whole) and valid Unicode (a lone surrogate becomes U+FFFD)."""
+    """``s`` at most ``cap`` + 9 characters (cut as the Chrome reader cuts: its first ``cap``, "…"
+    and a hash of the whole) and valid Unicode (a lone surrogate becomes U+FFFD)."""
     if not s.isascii():
         try:
             s.encode("utf-8")
         except UnicodeEncodeError:
             s = s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    if len(s) > cap:
+    if len(s) > cap + _CUT_MARK:
         import hashlib
 
-        s = s[: cap - 10] + "…" + hashlib.blake2s(s.encode("utf-8"), digest_size=4).hexdigest()
+        s = s[:cap] + "…" + hashlib.blake2s(s.encode("utf-8"), digest_size=4).hexdigest()
     return s
 
 
 def _fit_text_tables(trace: Trace, cap: int) -> None:
     """Every text of the trace's tables (`model.STRING_TABLES`, function paths) fit for the
-    native and compact files, whose readers refuse a text longer than ``max_name_chars`` or
+    native and compact files, whose readers refuse a text longer than ``max_name_chars`` + 9 or
     not valid Unicode: what a reader accepted is saved and read back (issue 68's round trip),
     whichever reader left a long file name, thread name or lone surrogate in its tables.
     O(number of texts): a length test and, for non-ASCII texts, one encode each."""
@@ -214,7 +219,7 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
     def unfit(s) -> bool:
         if not isinstance(s, str):
             return False
-        if len(s) > cap:
+        if len(s) > cap + _CUT_MARK:  # (a name a reader cut already: cap, "…" and 8 hex digits)
             return True
         if s.isascii():
             return False
