@@ -135,3 +135,23 @@ def test_curve_sessions_one_after_another_on_the_callers_context(keys):
         ctx.socket(zmq.REP).bind("inproc://zeromq.zap.01")  # the caller may bind its own handler now
     finally:
         ctx.destroy(linger=0)
+
+
+@pytest.mark.timeout(60)
+def test_each_authenticator_pipe_has_a_name_of_its_own(keys):
+    """pyzmq names a ZAP authenticator's pipe ``inproc://<id(authenticator)>.inproc``; a new one
+    made where a closed one lived (ids are reused) bound while libzmq still held the old name
+    (1 CI run in several: "Address already in use").  Each pipe is now named by a counter."""
+    from tracevis3d.live.transport import _AllowList
+
+    server = Curve.server_from_file(str(keys / "keys" / "server.key_secret"), str(keys / "clients"))
+    ctx = zmq.Context()
+    names = []
+    try:
+        for _ in range(3):
+            sess = LiveSession("tcp://127.0.0.1:*", curve=server, context=ctx)
+            names.append(_AllowList._by_ctx[id(ctx)].auth.pipe_endpoint)
+            sess.close()
+    finally:
+        ctx.destroy(linger=0)
+    assert len(set(names)) == 3 and all(n.startswith("inproc://tracevis3d-zap-pipe-") for n in names), names

@@ -123,6 +123,7 @@ class _AllowList:
     _lock = threading.Lock()
     _by_ctx: dict = {}
     _domains = itertools.count(1)
+    _pipes = itertools.count(1)  # the authenticators' pipe names (`__init__`)
 
     def __init__(self, ctx):
         from zmq.auth.thread import ThreadAuthenticator
@@ -174,6 +175,10 @@ class _AllowList:
                 return ok, reason
 
         self.auth = Counting(ctx)
+        # pyzmq names the authenticator's pipe after id(authenticator): a new one made where a
+        # closed one lived (ids are reused) binds while libzmq's reaper may still hold the old
+        # pipe's name ("Address already in use"): a name never used twice in this process
+        self.auth.pipe_endpoint = f"inproc://tracevis3d-zap-pipe-{next(_AllowList._pipes)}"
         self.auth.start()
         self.users = 0
 
