@@ -14,7 +14,8 @@ bpy = pytest.importorskip("bpy")
 pytestmark = [pytest.mark.blender, pytest.mark.slow]
 
 import tracevis3d  # noqa: E402
-from tracevis3d.blender.figure_report import READABLE_PX, label_pixel_boxes, view_measures  # noqa: E402
+from icicle_render import render_icicle  # noqa: E402
+from tracevis3d.blender.figure_report import READABLE_PX  # noqa: E402
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
 CHROMIUM = DATA / "recorded" / "chromium" / "chromium_json.json.gz"
@@ -22,16 +23,8 @@ RES = (1920, 1080)
 
 
 def _icicle(trace, out, **params) -> tuple:
-    """The icicle of ``trace`` as the panel builds it, rendered with Workbench at `RES`:
-    (layout meta, `view_measures`, label boxes)."""
-    from tracevis3d.blender.render import render_figure
-    from tracevis3d.blender.tasks import build_job
-
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    info = build_job(trace, {"resolution": list(RES), **params}, scene=bpy.context.scene).run(interval=0.01)
-    render_figure(str(out), engine="workbench", resolution=RES)
-    boxes = label_pixel_boxes()
-    return info["meta"], view_measures(str(out), boxes=boxes), boxes
+    """`icicle_render.render_icicle`: (layout meta, `view_measures`, label boxes)."""
+    return render_icicle(trace, out, RES, **params)
 
 
 def _inside(b) -> bool:

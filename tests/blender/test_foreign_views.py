@@ -23,6 +23,7 @@ bpy = pytest.importorskip("bpy")
 pytestmark = [pytest.mark.blender, pytest.mark.slow]
 
 import tracevis3d  # noqa: E402
+from icicle_render import render_icicle  # noqa: E402
 from tracevis3d.blender.figure_report import NAME_KINDS, READABLE_PX, label_pixel_boxes, view_measures  # noqa: E402
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "formats"
@@ -38,17 +39,8 @@ CORNER_SHARE = 0.06
 
 
 def _render(trace, out, res, **params) -> tuple:
-    """The icicle of ``trace`` built as the panel builds it (`tasks.build_job`, ``params``
-    besides the defaults), rendered with Workbench at ``res``: (layout meta, `view_measures`,
-    label boxes)."""
-    from tracevis3d.blender.render import render_figure
-    from tracevis3d.blender.tasks import build_job
-
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    info = build_job(trace, {"resolution": list(res), **params}, scene=bpy.context.scene).run(interval=0.01)
-    render_figure(str(out), engine="workbench", resolution=res)
-    boxes = label_pixel_boxes()
-    return info["meta"], view_measures(str(out), boxes=boxes), boxes
+    """`icicle_render.render_icicle`: (layout meta, `view_measures`, label boxes)."""
+    return render_icicle(trace, out, res, **params)
 
 
 def _union(boxes) -> tuple:
