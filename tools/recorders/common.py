@@ -61,6 +61,26 @@ def run_logged(cmd: list, cwd: str, timeout: float, env=None) -> tuple:
         return -9, out + f"\n(timed out after {timeout:.0f} s)", time.perf_counter() - t0
 
 
+def run_sampler(cmd: list, out: str, tool: str, timeout: float, prefix: str, retry_if: str = "") -> tuple:
+    """Run a sampling profiler that attaches to its child (py-spy, Austin) in a temporary
+    folder; return (its output, seconds).  A run that fails with a permission or ptrace complaint is
+    `RecordingSkipped` (this machine forbids attaching), any other failure a RuntimeError with
+    the command and the end of its output."""
+    import tempfile
+
+    for attempt in range(3 if retry_if else 1):  # ``retry_if``: a tool's known race, run again (twice)
+        with tempfile.TemporaryDirectory(prefix=prefix) as work:
+            rc, log, secs = run_logged(cmd, work, timeout, child_env())
+        if rc == 0 or retry_if not in log:
+            break
+    if rc != 0 or not os.path.exists(out):
+        reason = " ".join(log.strip().splitlines()[-3:])[:400]
+        if "ermission" in log or "ptrace" in log.lower():
+            raise RecordingSkipped(f"{tool} may not attach to the process here (ptrace): {reason}")
+        raise RuntimeError(f"{' '.join(cmd)} exited {rc}:\n{log[-3000:]}")
+    return log, secs
+
+
 def run_tool(cmd: list, cwd: str, timeout: float, env=None, outputs=(), ok_codes=(0,)) -> tuple:
     """Run ``cmd`` and check that it exited with one of ``ok_codes`` and wrote every path of
     ``outputs``; return (output, seconds).  Raises RuntimeError naming the command, its exit

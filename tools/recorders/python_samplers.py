@@ -8,7 +8,7 @@ import shutil
 import sys
 import tempfile
 
-from .common import (FORMAT_TIMEOUT, RecordingSkipped, check_output, child_env, ensure_trace_venv, program_path,
+from .common import (run_sampler, FORMAT_TIMEOUT, RecordingSkipped, check_output, child_env, ensure_trace_venv, program_path,
                      run_logged, run_tool, tool_version, write_record)
 
 INSTALL_PYSPY = "pip install py-spy==0.4.3"
@@ -54,13 +54,7 @@ def _record_pyspy(out_dir: str, fmt: str, out_name: str, timeout: float) -> str:
         os.remove(out)
     cmd = [pyspy, "record", "--format", fmt, "--threads", "--idle", "--rate", "250", "-o", out, "--",
            sys.executable, program_path(SAMPLED_PROGRAM), *SAMPLED_ARGS]
-    with tempfile.TemporaryDirectory(prefix="pyspy-") as work:
-        rc, log, secs = run_logged(cmd, work, timeout, child_env())
-    if rc != 0 or not os.path.exists(out):
-        reason = " ".join(log.strip().splitlines()[-3:])[:400]
-        if "ermission" in log or "ptrace" in log.lower():
-            raise RecordingSkipped(f"py-spy may not attach here (ptrace): {reason}")
-        raise RuntimeError(f"{' '.join(cmd)} exited {rc}:\n{log[-3000:]}")
+    log, secs = run_sampler(cmd, out, "py-spy", timeout, "pyspy-")
     check_output(out, 2000, f"py-spy's {fmt} output")
     write_record(out + ".record.json", {
         "name": os.path.splitext(out_name)[0], "tool": "py-spy", "version": tool_version([pyspy, "--version"]),
