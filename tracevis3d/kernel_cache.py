@@ -76,65 +76,152 @@ SOURCES_MARK = "tracevis3d-sources-{}.txt"  # one per installed package folder, 
 
 
 _KERNEL_SOURCE = re.compile(rb"^\s*@(numba\.)?(njit|jit|vectorize|guvectorize|cfunc|overload)\b", re.M)
+# ``from .x import a, b`` / ``from .. import (a,\n b)`` / ``from tracevis3d.x import a`` / ``import tracevis3d.x``,
+# at any indentation (an import inside a function counts: over-approximating only recompiles more)
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.+|tracevis3d\b\.?)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_PLAIN_IMPORT = re.compile(rb"^[ \t]*import[ \t]+tracevis3d((?:\.\w+)+)", re.M)
 
 
-def kernel_sources_hash(root: str) -> str:
-    """sha256 over every source under ``root`` that compiles kernels (a numba decorator at the
-    start of a line): path and content."""
-    h = hashlib.sha256()
+def _module_sources(root: str) -> dict[str, bytes]:
+    """Every ``.py`` under ``root`` (package-relative path with ``/`` → content)."""
+    out = {}
     for rel in package_dirs(root):
         folder = os.path.join(root, rel)
         for name in sorted(os.listdir(folder)):
-            if not name.endswith(".py"):
+            if name.endswith(".py"):
+                try:
+                    with open(os.path.join(folder, name), "rb") as f:
+                        out[f"{rel}/{name}" if rel else name] = f.read()
+                except OSError:
+                    continue
+    return out
+
+
+def _module_file(parts: list[str], sources: dict) -> str | None:
+    """The source of the module named by package-relative ``parts``, or None."""
+    if not parts:
+        return "__init__.py" if "__init__.py" in sources else None
+    base = "/".join(parts)
+    for cand in (base + ".py", base + "/__init__.py"):
+        if cand in sources:
+            return cand
+    return None
+
+
+def _imported_modules(rel: str, text: bytes, sources: dict) -> set[str]:
+    """The package's modules that ``rel`` imports (relative or absolute, at any depth)."""
+    package = rel.split("/")[:-1]  # the folder of the module (an __init__.py is its own package)
+    found = set()
+    for m in _FROM_IMPORT.finditer(text):
+        lead, dotted, names = m.group(1), m.group(2).decode(), m.group(3)
+        if lead.startswith(b"."):
+            level = len(lead)
+            if level - 1 > len(package):
                 continue
-            try:
-                with open(os.path.join(folder, name), "rb") as f:
-                    text = f.read()
-            except OSError:
-                continue
-            if _KERNEL_SOURCE.search(text):
-                h.update(f"{rel}/{name}\0".encode())
-                h.update(hashlib.sha256(text).digest())
-    return h.hexdigest()
+            base = package[: len(package) - (level - 1)]
+        else:
+            base = []
+        mod = base + [p for p in dotted.split(".") if p]
+        target = _module_file(mod, sources)
+        if target:
+            found.add(target)
+        for name in re.findall(rb"[A-Za-z_]\w*", names.split(b"#")[0] if b"(" not in names else names):
+            sub = _module_file(mod + [name.decode()], sources)  # ``from . import tree``: a module
+            if sub:
+                found.add(sub)
+    for m in _PLAIN_IMPORT.finditer(text):
+        target = _module_file([p for p in m.group(1).decode().split(".") if p], sources)
+        if target:
+            found.add(target)
+    found.discard(rel)
+    return found
+
+
+def kernel_module_hashes(root: str) -> dict[str, str]:
+    """For every source under ``root`` that compiles kernels (a numba decorator at the start of
+    a line): a sha256 over its content and the content of every package module it imports,
+    transitively (a callee kernel, or a constant numba freezes into the caller's code).  A
+    module's cached kernels are stale exactly when its hash changes."""
+    sources = _module_sources(root)
+    deps = {rel: _imported_modules(rel, text, sources) for rel, text in sources.items()}
+    digest = {rel: hashlib.sha256(text).hexdigest() for rel, text in sources.items()}
+    out = {}
+    for rel, text in sources.items():
+        if not _KERNEL_SOURCE.search(text):
+            continue
+        closure, todo = {rel}, [rel]
+        while todo:
+            for dep in deps[todo.pop()]:
+                if dep not in closure:
+                    closure.add(dep)
+                    todo.append(dep)
+        h = hashlib.sha256()
+        for dep in sorted(closure):
+            h.update(f"{dep}\0{digest[dep]}\n".encode())
+        out[rel] = h.hexdigest()
+    return out
+
+
+def kernel_sources_hash(root: str) -> str:
+    """One sha256 over `kernel_module_hashes` (every kernel source and what it imports)."""
+    return hashlib.sha256(json.dumps(kernel_module_hashes(root), sort_keys=True).encode()).hexdigest()
+
+
+def _read_mark(path: str) -> dict:
+    try:
+        with open(path) as f:
+            mark = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return mark if isinstance(mark, dict) else {}
 
 
 def drop_stale_entries(cache_dir: str, root: str) -> int:
-    """Remove this package's cache entries when any of its numba sources changed since they
-    were written; the number of files removed.
+    """Remove the cache entries of this package's kernel modules whose sources changed since
+    they were written; the number of files removed.
 
     numba checks an entry against its own source file only: a kernel that calls a kernel of
     another module keeps the callee's old code, compiled into it, after that module changes
-    (an upgrade at the same path, an edit in a checkout).  So the cache folder records the
-    hash of all of the package's numba sources (`kernel_sources_hash`, one file per
-    installed folder: two checkouts sharing a cache do not disturb each other), and a
-    different hash drops every entry of the package's folders (they recompile, or
-    `install_shipped` puts the shipped ones back).  Best effort: errors are ignored."""
+    (an upgrade at the same path, an edit in a checkout).  So the cache folder records, per
+    kernel module, the hash of its source and of every package module it imports,
+    transitively (`kernel_module_hashes`; one record per installed folder: two checkouts
+    sharing a cache do not disturb each other), and a module whose hash differs loses its
+    entries (``<module>.<function>-<line>.py311.nbi`` and its ``.nbc`` files): an edit
+    recompiles that module and its importers, not every kernel.  Entries of a module the
+    record does not know (a record written before per-module hashes, or none) are dropped.
+    Best effort: errors are ignored."""
     root = os.path.abspath(root)
     mark = os.path.join(cache_dir, SOURCES_MARK.format(hashlib.sha1(root.encode()).hexdigest()[:16]))
     try:
-        now = kernel_sources_hash(root)
-        try:
-            with open(mark) as f:
-                if f.read().strip() == now:
-                    return 0
-        except OSError:
-            pass
+        now = kernel_module_hashes(root)
+        before = _read_mark(mark)
+        if before == now:
+            return 0
+        stale: dict[str, set[str]] = {}  # folder → module stems whose entries go
+        for rel, h in now.items():
+            if before.get(rel) != h:
+                folder, _, name = rel.rpartition("/")
+                stale.setdefault(folder, set()).add(name[: -len(".py")])
+        for rel in before:  # a kernel module that is gone (or no longer compiles kernels)
+            if rel not in now:
+                folder, _, name = rel.rpartition("/")
+                stale.setdefault(folder, set()).add(name[: -len(".py")])
         removed = 0
-        for rel in package_dirs(root):
-            d = os.path.join(cache_dir, cache_subdir(os.path.join(root, rel)))
+        for folder, stems in stale.items():
+            d = os.path.join(cache_dir, cache_subdir(os.path.join(root, folder)))
             try:
                 names = os.listdir(d)
             except OSError:
                 continue
             for name in names:
-                if name.endswith(_SUFFIXES):
+                if name.endswith(_SUFFIXES) and name.split(".", 1)[0] in stems:
                     try:
                         os.remove(os.path.join(d, name))
                         removed += 1
                     except OSError:
                         pass
         os.makedirs(cache_dir, exist_ok=True)
-        _write_whole(mark, (now + "\n").encode())
+        _write_whole(mark, (json.dumps(now, sort_keys=True, indent=0) + "\n").encode())
         return removed
     except OSError:
         return 0

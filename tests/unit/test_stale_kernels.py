@@ -3,6 +3,7 @@ that module changes (`kernel_cache.drop_stale_entries`, run by `_numba_env.confi
 
 numba checks a cache entry against its own source file only; these tests run real numba in
 fresh processes on a two-module package, with a real on-disk cache."""
+import json
 import os
 import pathlib
 import subprocess
@@ -92,4 +93,41 @@ def test_the_package_records_its_sources_in_the_cache_it_uses():
 
     root = os.path.dirname(os.path.abspath(kernel_cache.__file__))
     marks = list(pathlib.Path(cache).glob("tracevis3d-sources-*.txt"))
-    assert any(m.read_text().strip() == kernel_cache.kernel_sources_hash(root) for m in marks), marks
+    assert any(json.loads(m.read_text()) == kernel_cache.kernel_module_hashes(root) for m in marks), marks
+
+
+def test_an_edit_drops_only_the_module_and_its_importers(tmp_path):
+    """Editing one kernel module recompiles it and the kernels that import it (transitively),
+    not every kernel: the others keep their entries."""
+    cache = tmp_path / "cache"
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    kernel = "import numba\n{}\n\n@numba.njit\ndef f():\n    return 1\n"
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(kernel.format(""))
+    (pkg / "mid.py").write_text(kernel.format("from .base import f as g"))
+    (pkg / "sub" / "top.py").write_text(kernel.format("from .. import mid"))
+    (pkg / "other.py").write_text(kernel.format("LIMIT = 3"))
+
+    def entries():
+        out = {}
+        for stem, folder in (("base", pkg), ("mid", pkg), ("top", pkg / "sub"), ("other", pkg)):
+            d = cache / kernel_cache.cache_subdir(str(folder))
+            d.mkdir(parents=True, exist_ok=True)
+            for suffix in ("f-5.py311.nbi", "f-5.py311.1.nbc"):
+                (d / f"{stem}.{suffix}").write_bytes(b"x")
+            out[stem] = d / f"{stem}.f-5.py311.nbi"
+        return out
+
+    entries()
+    assert kernel_cache.drop_stale_entries(str(cache), str(pkg)) == 8  # no record yet: all
+    files = entries()
+    assert kernel_cache.drop_stale_entries(str(cache), str(pkg)) == 0
+    (pkg / "base.py").write_text(kernel.format("# edited"))
+    assert kernel_cache.drop_stale_entries(str(cache), str(pkg)) == 6  # base, mid and top
+    assert files["other"].exists() and not files["top"].exists() and not files["mid"].exists()
+    files = entries()
+    (pkg / "other.py").write_text(kernel.format("LIMIT = 4"))
+    assert kernel_cache.drop_stale_entries(str(cache), str(pkg)) == 2
+    assert files["base"].exists() and files["top"].exists() and not files["other"].exists()
