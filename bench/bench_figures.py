@@ -11,7 +11,7 @@ measure both with tracevis3d/blender/figure_report.py: labels on the icicle and 
 smallest text size, grey share of the icicle's pixels, largest empty margin, layout and
 render time.  With the peer (default on), speedscope's Time Order view of the same trace is
 shot in headless Chromium (bench/peer_speedscope.py).  Prints one table; writes the PNGs
-(and 1280-px JPEG copies under ``--docs``, as docs/history/figures.md shows them).
+(and 1280-px JPEG copies under ``--docs``).
 """
 from __future__ import annotations
 

@@ -5,21 +5,36 @@
 
 A growth animation of the real 5-thread trace (4 s at 12 fps, 1280x720, Workbench) rendered
 by ``render-animation`` into PNG frames, encoded to ``growth_threads.mp4`` with Blender's
-FFmpeg (H.264), three key frames kept as PNG; a frame of a fly-through; the reveal of the
-real docutils A/B pair (``--pair``; 4 s at 8 fps, largest change first) as MP4 and two key
-frames; a frame of the thread view's hand-offs; the middle frame of the thread view's and
-of the cone tree's growth.
+FFmpeg (H.264), three key frames kept as JPEG (`still`: small pictures for the manual); a
+frame of a fly-through; the reveal of the real docutils A/B pair (``--pair``; 4 s at 8 fps,
+largest change first) as MP4 and two key frames; a frame of the thread view's hand-offs;
+the middle frame of the thread view's and of the cone tree's growth.
 """
 from __future__ import annotations
 
 import argparse
 import glob
 import os
-import shutil
 import sys
 import tempfile
 
 KEY_FRAMES = (14, 30, 48)
+JPEG_QUALITY = 85  # the manual's stills: ~100 kB at 1280x720 where the PNG is ~700 kB
+
+
+def still(png: str, jpg: str) -> None:
+    """The rendered frame ``png`` written as the JPEG ``jpg`` (Blender's own image writer)."""
+    import bpy
+
+    image = bpy.data.images.load(png)
+    try:
+        scene = bpy.data.scenes.new("tv3d-still")
+        scene.render.image_settings.file_format = "JPEG"
+        scene.render.image_settings.quality = JPEG_QUALITY
+        image.save_render(jpg, scene=scene)
+        bpy.data.scenes.remove(scene)
+    finally:
+        bpy.data.images.remove(image)
 
 
 def main(argv=None) -> int:
@@ -41,24 +56,24 @@ def main(argv=None) -> int:
         pngs = sorted(glob.glob(os.path.join(frames, "frame_*.png")))
         encode_video(pngs, os.path.join(os.path.abspath(a.out), "growth_threads.mp4"), 12, (1280, 720))
         for k in KEY_FRAMES:
-            shutil.copy(os.path.join(frames, f"frame_{k:04d}.png"), os.path.join(a.out, f"growth_threads_{k:02d}.png"))
+            still(os.path.join(frames, f"frame_{k:04d}.png"), os.path.join(a.out, f"growth_threads_{k:02d}.jpg"))
         fly = os.path.join(tmp, "fly")
         if cli(["render-animation", a.trace, "-o", fly, "--kind", "flythrough", "--seconds", "4", "--fps", "12",
                 "--resolution", "1280x720", "--frames", "20-20"]) != 0:
             return 1
-        shutil.copy(os.path.join(fly, "frame_0020.png"), os.path.join(a.out, "flythrough_threads_20.png"))
+        still(os.path.join(fly, "frame_0020.png"), os.path.join(a.out, "flythrough_threads_20.jpg"))
         hand = os.path.join(tmp, "hand")
         if cli(["render-animation", a.trace, "--view", "threads", "-o", hand, "--seconds", "4", "--fps", "12",
                 "--resolution", "1280x720", "--frames", "30-30"]) != 0:
             return 1
-        shutil.copy(os.path.join(hand, "frame_0030.png"), os.path.join(a.out, "handoffs_threads_30.png"))
-        for view, trace, name in (("threads", a.trace, "growth_thread_view_24.png"),
-                                  ("cone", a.pair[0], "growth_cone_24.png")):
+        still(os.path.join(hand, "frame_0030.png"), os.path.join(a.out, "handoffs_threads_30.jpg"))
+        for view, trace, name in (("threads", a.trace, "growth_thread_view_24.jpg"),
+                                  ("cone", a.pair[0], "growth_cone_24.jpg")):
             grow = os.path.join(tmp, f"grow_{view}")
             if cli(["render-animation", trace, "--view", view, "--kind", "growth", "-o", grow, "--seconds", "4",
                     "--fps", "12", "--resolution", "1280x720", "--frames", "24-24"]) != 0:
                 return 1
-            shutil.copy(os.path.join(grow, "frame_0024.png"), os.path.join(a.out, name))
+            still(os.path.join(grow, "frame_0024.png"), os.path.join(a.out, name))
         rev = os.path.join(tmp, "reveal")
         if cli(["render-animation", *a.pair, "-o", rev, "--seconds", "4", "--fps", "8", "--reveal-order", "change",
                 "--resolution", "1280x720"]) != 0:
@@ -66,7 +81,7 @@ def main(argv=None) -> int:
         pngs = sorted(glob.glob(os.path.join(rev, "frame_*.png")))
         encode_video(pngs, os.path.join(os.path.abspath(a.out), "reveal_docutils.mp4"), 8, (1280, 720))
         for k in (8, 20):
-            shutil.copy(os.path.join(rev, f"frame_{k:04d}.png"), os.path.join(a.out, f"reveal_docutils_{k:02d}.png"))
+            still(os.path.join(rev, f"frame_{k:04d}.png"), os.path.join(a.out, f"reveal_docutils_{k:02d}.jpg"))
     print(a.out)
     return 0
 

@@ -1,7 +1,7 @@
 """Every relative link and image of the README, DESIGN.md and the manual (docs/*.md) resolves:
 the file (or folder) exists, and a ``#fragment`` names a heading of the target page, with the
-anchors GitHub gives headings.  The development log (docs/history/) is a record and is not
-checked.  Links inside code (fenced blocks, inline spans) are text, not links."""
+anchors GitHub gives headings.  Links inside code (fenced blocks, inline spans) are text, not
+links."""
 import pathlib
 import re
 
