@@ -8,7 +8,7 @@ step that compiles its kernels.  The consumers read this table instead of lists 
 
 - the command line (`tracevis3d.cli.make_parser`, ``COMMANDS``): one sub-command per `Command`,
   added by the view's CLI module (``add_parsers(sub)``; runners in its ``COMMANDS``);
-- the option reference (`tracevis3d.params.reference.commands`);
+- the option reference (`tracevis3d.cli.reference.commands`);
 - the panel (``ui.properties.VIEWS``: a property group per view; ``ui.panels``: each view's
   section is labelled `View.panel`, and a view without a hand-made section gets a generated
   one whose Build runs `View.steps` through the ``tracevis3d.build_view`` operator);

@@ -327,14 +327,14 @@ def test_compare_help_states_every_default_and_unit():
 
 
 def test_cli_page_option_reference_is_current():
-    """docs/cli.md's option reference is the one the schemas write (`params.reference`):
-    regenerate it with ``python -m tracevis3d.params.reference docs/cli.md``."""
-    from tracevis3d.params.reference import BEGIN, END, reference
+    """docs/cli.md's option reference is the one the schemas write (`cli.reference`):
+    regenerate it with ``python -m tracevis3d.cli.reference docs/cli.md``."""
+    from tracevis3d.cli.reference import BEGIN, END, reference
 
     page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     block = BEGIN + page.split(BEGIN, 1)[1].split(END, 1)[0] + END
     assert block == reference(), \
-        "docs/cli.md's option reference is stale: python -m tracevis3d.params.reference docs/cli.md"
+        "docs/cli.md's option reference is stale: python -m tracevis3d.cli.reference docs/cli.md"
 
 
 @pytest.mark.parametrize("command", ["render-icicle", "render-compare", "render-threads", "render-cone"])

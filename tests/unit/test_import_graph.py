@@ -44,7 +44,6 @@ LAYERS = (
     ("cli/ui", (
         "tracevis3d",                  # the package facade: load, save, merge, compare, ...
         "tracevis3d.__main__", "tracevis3d.cli",
-        "tracevis3d.params.reference",  # a program (python -m ...) that writes the option reference
         "tracevis3d.cluster",          # the command line's client of the Dask workers that render
         "ui",                          # the add-on's panels and operators
     )),
@@ -230,7 +229,7 @@ def test_layer_check_finds_an_upward_import(tmp_path):
     assert up == ["tracevis3d.kernels.k:2 (layer kernels) imports tracevis3d.layout.view (layer layout, above)",
                   "tracevis3d.layout.view:2 (layer layout) imports tracevis3d (layer cli/ui, above)"]
     assert _layer_of("tracevis3d.kernels.k") == (1, "kernels") and _layer_of("tracevis3d") == (6, "cli/ui")
-    assert _layer_of("tracevis3d.params.reference")[1] == "cli/ui" and _layer_of("tracevis3d.params.cli")[1] == "base"
+    assert _layer_of("tracevis3d.cli.reference")[1] == "cli/ui" and _layer_of("tracevis3d.params.cli")[1] == "base"
     assert _layer_of("tracevis3d.something_new") is None
 
 

@@ -140,7 +140,7 @@ def test_params_and_cli_agree_on_the_views():
 
 # ----------------------------------------------------------------------------- the option reference
 def test_reference_lists_every_view_command():
-    from tracevis3d.params.reference import commands, reference
+    from tracevis3d.cli.reference import commands, reference
 
     listed = [usage for usage, _doc, _schemas in commands()]
     assert listed == [v.commands[0].usage for v in VIEWS if v.commands] + ["render-animation TRACE [TRACE_B]"]

@@ -1,14 +1,14 @@
 """The option reference of docs/cli.md, written from the schemas: one table per render
 command, a row per option with its value, default, panel field and what it does.  The
-page holds it between two marker lines; ``python -m tracevis3d.params.reference
+page holds it between two marker lines; ``python -m tracevis3d.cli.reference
 docs/cli.md`` rewrites that block and a test checks it is current."""
 from __future__ import annotations
 
 import sys
 
-from .cli import help_text, option_table
+from ..params.cli import help_text, option_table
 
-BEGIN = "<!-- BEGIN OPTION REFERENCE (generated from tracevis3d/params by python -m tracevis3d.params.reference docs/cli.md) -->"
+BEGIN = "<!-- BEGIN OPTION REFERENCE (generated from tracevis3d/params by python -m tracevis3d.cli.reference docs/cli.md) -->"
 END = "<!-- END OPTION REFERENCE -->"
 
 
@@ -17,7 +17,7 @@ def commands() -> list:
     the view registry declares them (`tracevis3d.views`: usage, schemas; the doc of its
     parameters' schema, then its note), then ``render-animation``."""
     from ..views import VIEWS
-    from .animation import ANIMATION, ANIMATION_RENDER, ANIMATION_VIEWS
+    from ..params.animation import ANIMATION, ANIMATION_RENDER, ANIMATION_VIEWS
 
     out = []
     for v in VIEWS:

@@ -12,7 +12,7 @@ A view's parameters are a `Schema`: an ordered list of `Param`.  From it come
 - the Blender property group and the panel's fields (the add-on's ``ui`` package: the one
   place that calls ``bpy.props.*Property``), through each kind's `Kind.props` /
   `Kind.from_props` / `Kind.to_props`, which are bpy-free and tested without Blender;
-- the option reference of docs/cli.md (`tracevis3d.params.reference`).
+- the option reference of docs/cli.md (`tracevis3d.cli.reference`).
 
 A kind (`tracevis3d.params.kinds`) knows one sort of value: how to check and normalise it,
 write it as JSON, parse it from a command-line word, and hold it in Blender properties.
