@@ -18,7 +18,9 @@ flameprof draw it: ``meta["estimated_from"]`` is "a call graph (cProfile)" and t
 **The profile's shape.**  An entry whose key is not (str, int, str) or whose value is not
 (int, int, number, number, dict) is left out (repair ``pstats_entry``); a caller item that
 is malformed or names no entry of the profile is left out (``pstats_caller``); a number that
-is negative or not finite is 0 (``pstats_number``).  A callers dict shared by two entries
+is negative or not finite, or a time past ``limits.max_abs_time`` (1e15 s by default: no run
+lasts that long, and sums of such times stay far from float overflow), is 0
+(``pstats_number``).  A callers dict shared by two entries
 (a marshal ref) is an error (no profiler writes one; it would make the reading quadratic).
 
 **The call graph → a tree** (flameprof's and snakeviz's reading):
@@ -99,18 +101,18 @@ def _frame_name(key) -> tuple:
     return name, file, line
 
 
-def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
+def _graph(stats: dict, offsets: list, source: str, rep: Repairs, max_seconds: float) -> tuple:
     """The checked call graph: (keys, nc, tt, ct per function; caller, callee, seconds, calls
-    per edge; the calls its callers record per function)."""
+    per edge; the calls its callers record per function).  A time or count that is negative or
+    not finite, or a time past ``max_seconds``, is 0 (repair ``pstats_number``)."""
     keys, cc, nc, tt, ct, callers = [], [], [], [], [], []
     seen_dicts: set = set()
     bad_num = []
 
-    def num(x, where):
+    def num(x, where, is_time):
         if not _number(x):
             return None
-        x = float(x) if isinstance(x, float) else x
-        if isinstance(x, float) and not math.isfinite(x) or x < 0:
+        if isinstance(x, float) and not math.isfinite(x) or x < 0 or (is_time and x > max_seconds):
             bad_num.append(where)
             return 0
         return x
@@ -118,7 +120,7 @@ def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
     for j, (k, v) in enumerate(stats.items()):
         where = f"entry {j} (byte {offsets[j]})" if j < len(offsets) else f"entry {j}"
         ok = _good_key(k) and isinstance(v, tuple) and len(v) == 5 and isinstance(v[4], dict)
-        vals = [num(x, where) for x in v[:4]] if ok else None
+        vals = [num(x, where, col >= 2) for col, x in enumerate(v[:4])] if ok else None
         if not ok or any(x is None for x in vals) or isinstance(vals[0], float) or isinstance(vals[1], float):
             rep.add("pstats_entry", 1, where, "an entry that is not (file, line, name): (cc, nc, tt, ct, callers): "
                                               "left out")
@@ -139,7 +141,7 @@ def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
         for ck, cv in cd.items():
             g = index.get(ck)
             if isinstance(cv, tuple) and len(cv) == 4 and g is not None:
-                vals = [num(x, where) for x in cv]
+                vals = [num(x, where, col >= 2) for col, x in enumerate(cv)]
                 if any(x is None for x in vals) or isinstance(vals[0], float):
                     g = None
                 else:
@@ -158,7 +160,7 @@ def _graph(stats: dict, offsets: list, source: str, rep: Repairs) -> tuple:
                 continue
             rep.add("pstats_caller", 1, where, "a caller that is malformed or not in the profile: left out")
     rep.add("pstats_number", len(bad_num), bad_num[0] if bad_num else "",
-            "a time or count that is negative or not finite: 0")
+            f"a time or count that is negative or not finite, or a time past {max_seconds:g} s (max_abs_time=): 0")
     if not keys:
         raise TraceFormatError(f"{source}: no function entries: an empty profile, nothing to show")
     ct_a = np.asarray(ct, np.float64)
@@ -232,9 +234,13 @@ def _fitting_tree(denom, ptr, child, weight, roots, root_w, budget: int) -> tupl
     if res[3] == 0:
         return res[0], res[1], res[2], 0.0
     hi = float(root_w.max()) * (1.0 + 1e-9)  # no node is this heavy: an empty tree
+    if not 0.0 < hi < math.inf:  # the reader keeps weights finite (max_abs_time): never, but never a hang
+        raise ValueError(f"the call tree's heaviest root weighs {hi!r}: not a weight")
     lo = hi * 1e-15
     best, best_th = tree(hi), hi
-    while tree(lo)[3] == 0 and lo > 1e-300:  # very small weights: go lower first
+    for _ in range(45):  # very small weights: go lower first (45 steps of 1e-15 span every float)
+        if tree(lo)[3] != 0 or lo <= 1e-300:
+            break
         lo *= 1e-15
     for _ in range(48):  # bisection in log space: tree(lo) overflows, tree(hi) fits
         if hi / lo < 1.0 + 1e-3:
@@ -393,7 +399,7 @@ def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, 
     stats, offsets = read_marshal(data, source)
     if not isinstance(stats, dict):
         raise TraceFormatError(f"{source}: byte 0: a marshalled {type(stats).__name__}, not a pstats dict")
-    keys, nc, tt, ct, ef, et, ew, en, caller_calls = _graph(stats, offsets, source, rep)
+    keys, nc, tt, ct, ef, et, ew, en, caller_calls = _graph(stats, offsets, source, rep, lim.max_abs_time * 1e-6)
     has_caller = np.zeros(len(keys), np.bool_)
     has_caller[et] = True
     n_functions = len(keys)
@@ -412,7 +418,10 @@ def load_pstats(data, *, source: str = "<bytes>", limits=None, kind_rules=None, 
     root_w_all = np.where(ct > 0, ct, out_sum)
     roots = roots[root_w_all[roots] > 0]
     if not roots.size:
-        raise TraceFormatError(f"{source}: no function takes time: nothing to show")
+        bad = rep.items.get("pstats_number")
+        why = f" (its {bad['count']} times or counts that are negative, not finite or past {lim.max_abs_time * 1e-6:g} s " \
+              f"are 0; first: {bad['first']})" if bad else ""
+        raise TraceFormatError(f"{source}: no function takes time{why}: nothing to show")
     root_w = root_w_all[roots]
     ptr, child, weight, n_capped = _heaviest_callees(ef, et, ew, nf, int(lim.max_callees_per_function))
     budget = max(int(lim.max_callgraph_nodes) // 2, 1)

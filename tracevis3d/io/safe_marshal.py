@@ -13,8 +13,9 @@ time).  Any other type code or a bad size: `TraceFormatError` naming the file, t
 problem.  Time and memory are linear in the bytes.  Bytes after the dict are ignored, as
 ``marshal.load`` ignores them.  One more type: the ``profile`` module keys a script's run by
 its code object (``c``), which is read in the layout of the Python that wrote it (3.4-3.13,
-`_CODE_LAYOUTS`: the file's first code object decides it) and never made: the key names it
-as text, ``<code object <module> of prog.py, line 1>``; its constants may be of any kind
+`_CODE_LAYOUTS`: the file's first code object decides it, the code objects nested in it read
+in the layout it tries, so each byte is read at most three times) and never made: the key names
+it as text, ``<code object <module> of prog.py, line 1>``; its constants may be of any kind
 (sets are read as tuples, never hashed; a big long is checked, not built).  A Python 2 dump
 (string refs ``R``, names of bytes) is refused in one line: Python 3's pstats cannot read it
 either.
@@ -149,19 +150,24 @@ class _Marshal:
 
     def code(self, at: int, flag: int, depth: int) -> str:
         """A code object at byte ``at`` (its code read), never made: read in the layout of the
-        Python that wrote it (`_CODE_LAYOUTS`; the first code object of a file decides it, each
-        layout tried in turn, so the reading stays linear), and returned as the text
-        ``<code object NAME of FILE, line N>``."""
+        Python that wrote it (`_CODE_LAYOUTS`) and returned as the text ``<code object NAME of
+        FILE, line N>``.  One file, one Python: the outermost code object of the first one read
+        tries each layout in turn, and every code object inside it is read in the layout being
+        tried (never each layout again: a code object nested k deep would be read 3^k times);
+        the first layout that reads decides every later code object.  So the first code object
+        is read at most len(`_CODE_LAYOUTS`) times, the others once: linear in the bytes."""
         if depth >= self.max_depth:
             self.fail(at, f"containers nested more than {self.max_depth} deep")
         start, n_refs = self.pos, len(self.refs)
-        layouts = [self.code_layout] if self.code_layout is not None else _CODE_LAYOUTS
+        deciding = self.code_layout is None
+        layouts = _CODE_LAYOUTS if deciding else (self.code_layout,)
         err = None
         for layout in layouts:
             self.pos = start
             del self.refs[n_refs:]
             if flag:
                 self.refs.append(_PENDING)
+            self.code_layout = layout  # the nested code objects are read in this layout only
             self.in_code += 1
             try:
                 fields = self._code_fields(at, layout, depth)
@@ -170,12 +176,12 @@ class _Marshal:
                 continue
             finally:
                 self.in_code -= 1
-            self.code_layout = layout
             v = f"<code object {fields['name']} of {fields['filename']}, line {fields['firstlineno']}>"
             if flag:
                 self.refs[n_refs] = v
             return v
-        self.code_layout = None
+        if deciding:
+            self.code_layout = None
         raise err
 
     def _code_fields(self, at: int, layout, depth: int) -> dict:
