@@ -246,7 +246,7 @@ class UserPattern:
 
     def __init__(self, pattern: str, what: str = "pattern", budget: int = WORK_BUDGET):
         self.pattern, self.what, self.budget = pattern, what, budget
-        self.literal = None
+        self.literal, self.required = None, ()
         try:
             parsed = _sre_parse.parse(pattern)
         except re.error as e:
@@ -255,6 +255,8 @@ class UserPattern:
         if not (flags & ~re.UNICODE.value) and all(op is _c.LITERAL for op, _ in parsed):
             self.literal = "".join(chr(av) for _, av in parsed)
             return
+        self.required = required_literals(parsed, flags)
+        self._lower = bool(flags & _I)
         b = _Builder(bool(flags & _A))
         try:
             start, dangling = b.seq(list(parsed), flags)
@@ -338,6 +340,11 @@ class UserPattern:
         """Whether ``re.search(pattern, text)`` finds a match."""
         if self.literal is not None:
             return self.literal in text
+        if self.required:  # every match meets them (`required_literals`): no step needed if not
+            hay = text.lower() if self._lower else text
+            for need in self.required:
+                if not any(x in hay for x in need):
+                    return False
         d = self._dfa(frozenset(), _START)
         n = len(text)
         self._charge(n)
@@ -363,6 +370,52 @@ class UserPattern:
             self._charge(work)
             hit = ends[_END] = chars is None
         return hit
+
+
+_FOLDS_BEYOND_LOWER = frozenset("iIsS")  # re._casefix: ı, İ fold to i and ſ to s under IGNORECASE
+
+
+def _needed(items, icase: bool) -> list:
+    """Conditions every match of the concatenation ``items`` meets: tuples of literals, one of
+    each tuple in the match (`required_literals`)."""
+    conds, run = [], []
+    for op, av in list(items) + [(None, None)]:
+        if op is _c.LITERAL and not (icase and (av > 127 or chr(av) in _FOLDS_BEYOND_LOWER)):
+            run.append(chr(av).lower() if icase else chr(av))
+            continue
+        if run:
+            conds.append(("".join(run),))
+            run = []
+        if op is _c.SUBPATTERN and not av[1] and not av[2]:  # a group without scoped flags
+            conds += _needed(av[3], icase)
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] >= 1:  # repeated at least once
+            conds += _needed(av[2], icase)
+        elif op is _c.BRANCH:
+            alts = [_needed(alt, icase) for alt in av[1]]
+            if all(alts):  # one literal of the best condition of each alternative
+                conds.append(tuple(dict.fromkeys(x for a in alts for x in max(a, key=_strength))))
+    return conds
+
+
+def _strength(cond: tuple) -> tuple:
+    return (min(map(len, cond)), -len(cond))
+
+
+def required_literals(parsed, flags: int, most: int = 3) -> tuple:
+    """Conditions every match of ``parsed`` meets, strongest first (at most ``most``): each a
+    tuple of literals one of which is in the match (() when none is known).
+
+    The pattern's top level is a concatenation, so a run of consecutive literals in it (or
+    in a group in it, or in a part repeated at least once) is in every match, and one of
+    the literals of each alternative of an alternation is.  A name that fails a condition
+    cannot match: searching a table of names, `UserPattern.search` skips the automaton for
+    those (C-speed ``in``s, as RE2 and Hyperscan prefilter by required literals).  Under
+    IGNORECASE only ASCII letters other than ``i`` and ``s`` are kept in the runs: every
+    character `re` folds to one of those lower-cases to it (``re._casefix`` adds only
+    ``ı``/``İ`` to ``i`` and ``ſ`` to ``s``), and the search looks in ``text.lower()``."""
+    conds = _needed(parsed, bool(flags & _I))
+    conds = sorted(dict.fromkeys(conds), key=_strength, reverse=True)
+    return tuple(conds[:most])
 
 
 def user_regex(pattern: str, what: str = "pattern") -> UserPattern:

@@ -116,3 +116,32 @@ def test_entry_points_use_it():
     kinds = classify_functions(["a" * 30 + "b", "lock"], [(3, r"(a+)+$"), (2, r"lock")])
     assert list(kinds) == [0, 2]
     assert np.asarray(kinds).dtype == np.uint8
+
+
+def test_required_literals_are_in_every_match_and_prefilter():
+    """`required_literals`: literals one of which every match holds; a name without any is
+    answered without the automaton (and without spending the work budget)."""
+    cases = {r"Future\.result": (("Future.result",),), r"queue\.(get|put)$": (("queue.",), ("get", "put")),
+             r"^json\.": (("json.",),), r"[A-Z]\w+Error": (("Error",),), r"(?i)lock": (("lock",),),
+             r"(?i)list": (("l",), ("t",)), r"(?i)Sort": (("ort",),), r"a|b\d": (("a", "b"),), r"ab*c": (("a",), ("c",)),
+             r"x(?i:Y)z": (("x",), ("z",)), r"(?x) f o o \d": (("foo",),), r"(ab)+": (("ab",),),
+             r"(ab)*c": (("c",),), r"\d+": (), r"importlib|_bootstrap": (("importlib", "_bootstrap"),),
+             r"x|\d": (), r"(?i)(Tree|Node)\.": (("tree", "node"), (".",)),
+             r"(a+)+$X": (("a",), ("X",))}
+    for pat, want in cases.items():
+        up = user_regex(pat)
+        assert (((up.literal,),) if up.literal is not None else up.required) == want, (pat, up.required)
+    assert user_regex("ſ").literal == "ſ"
+    up = user_regex(r"(a+)+$X")
+    budget = up.budget
+    assert not up.search("a" * 5000)  # no "X": no step, no work spent
+    assert up.budget == budget
+    assert user_regex(r"(?i)K\d").search("\u212a1") and user_regex(r"(?i)(ab|cd)e").search("CDE")
+    rng = random.Random(5)
+    for flags in ("", "(?i)"):
+        for _ in range(300):  # the twin: prefiltered answers equal re's
+            pat = flags + "ab" + random_pattern(rng) + "(b.|A_)"
+            rx, up = re.compile(pat), user_regex(pat)
+            for _ in range(8):
+                text = random_text(rng) + rng.choice(["", "ab", "AB1b.", "b.", "Ab A_"])
+                assert up.search(text) == bool(rx.search(text)), (pat, text)
