@@ -134,7 +134,7 @@ def main(argv=None) -> int:
         pass
     names = name_table(a.names)
     print(f"{len(names):,} names; google-re2: {'yes' if 're2' in mods else 'not installed'}")
-    print(f"| pattern | what | re s | userregex × re | parity | re2 × re | parity |")
+    print("| pattern | what | re s | userregex × re | parity | re2 × re | parity |")
     print("|---|---|---|---|---|---|---|")
     for pattern, what in PATTERNS:
         ref_t, ref, ref_err = (None, None, "not run (backtracks)") if pattern in HOSTILE else \
