@@ -90,6 +90,7 @@ import re
 from typing import NamedTuple
 
 from .demangle import demangle, is_mangled
+from .filenumbers import is_digits, read_line
 
 
 class ParsedName(NamedTuple):
@@ -896,14 +897,15 @@ LANGUAGE_OF_EXTENSION = {
 
 
 def split_line_col(location: str) -> tuple:
-    """(file, line) of ``file``, ``file:line`` or ``file:line:column`` (-1 without a line)."""
+    """(file, line) of ``file``, ``file:line`` or ``file:line:column`` (-1 without a line; ASCII
+    digits only, a line past int32 is none: `filenumbers.read_line`)."""
     head, sep, tail = location.rpartition(":")
-    if not sep or not tail.isdigit():
+    if not sep or not is_digits(tail):
         return location, -1
     head2, sep2, tail2 = head.rpartition(":")
-    if sep2 and tail2.isdigit():
-        return head2, int(tail2)
-    return head, int(tail)
+    if sep2 and is_digits(tail2):
+        return head2, read_line(tail2)
+    return head, read_line(tail)
 
 
 _SHARED_OBJECT = re.compile(r"\.(?:so(?:\.\d+)*|dylib|dll|exe|node)$")
@@ -1025,7 +1027,7 @@ def _haskell(name: str, file: str, line: int, sure: bool):
         fm = re.match(r"^(?P<f>.*?\.l?hs)(?::\(?(?P<l>\d+))?", file)
         if fm:
             file = fm.group("f")
-            line = int(fm.group("l")) if fm.group("l") and line < 0 else line
+            line = read_line(fm.group("l")) if fm.group("l") and line < 0 else line
     return ParsedName(label, file, line, tuple(parts) + (label,), mod, label, ".", "haskell")
 
 
@@ -1192,7 +1194,7 @@ def _parse_general(name: str, file: str = "", line: int = -1) -> ParsedName:
         m = rx.match(name)
         if m:
             f, fl = m.group("func"), m.group("file")
-            return _make(f, fl, int(m.group("line")), module_from_file(fl), f, ".", "python")
+            return _make(f, fl, read_line(m.group("line")), module_from_file(fl), f, ".", "python")
     m = _TF_C.match(name) if name.startswith("$") else None
     if m:
         mod = m.group("mod")

@@ -19,6 +19,7 @@ LAYERS = (
         "tracevis3d._numba_env",   # numba's cache folder, set before numba is imported
         "tracevis3d.kernel_cache",  # the shipped pre-built kernels (standard library only)
         "tracevis3d.errors",       # the errors and the warning about trace data: any layer raises them
+        "tracevis3d.filenumbers",  # numbers read from file text: ASCII digits, bounded, in range
         "tracevis3d.allocator",    # the C allocator's settings for big traces (ctypes)
         "tracevis3d.jobs",         # steps run off Blender's main thread (threads, no package imports)
     )),

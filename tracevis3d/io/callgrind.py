@@ -59,6 +59,7 @@ import re
 
 import numpy as np
 
+from ..filenumbers import is_digits, read_id, read_int, read_line
 from ..model import TraceFormatError
 from .collapsed import Repairs, frame_table, text_buffer
 from .limits import DEFAULT_LIMITS
@@ -129,13 +130,14 @@ def _unit(event: str, creator: str = "") -> tuple:
 def _located_names(keys: list) -> tuple:
     """(names, lines) of the frames ``keys`` ((file, function) pairs): a function name that
     ends with its own file and a line (yappi: ``run /usr/lib/python3.11/threading.py:971``)
-    is cut to the name, the line kept; other names as written, line -1."""
+    is cut to the name, the line kept (ASCII digits, `filenumbers.read_line`); other names as
+    written, line -1."""
     names, lines = [], []
     for file, fn in keys:
         head, sep, tail = fn.rpartition(":")
-        if sep and tail.isdigit() and file and head.endswith(" " + file) and len(head) > len(file) + 1:
+        if sep and is_digits(tail) and file and head.endswith(" " + file) and len(head) > len(file) + 1:
             names.append(head[: -len(file) - 1])
-            lines.append(int(tail))
+            lines.append(read_line(tail))
         else:
             names.append(fn)
             lines.append(-1)
@@ -146,8 +148,8 @@ def _event_index(events: list, event, source: str) -> int:
     """The index of ``event`` (a name, or a 0-based index; None: the first) among ``events``."""
     if event is None:
         return 0
-    if isinstance(event, int) or (isinstance(event, str) and event.isdigit()):
-        ev = int(event)
+    if isinstance(event, int) or is_digits(event):
+        ev = int(event) if isinstance(event, int) else read_int(event, default=len(events))
         if not 0 <= ev < len(events):
             raise TraceFormatError(f"{source}: event index {ev} out of range: its events are {', '.join(events)}")
         return ev
@@ -339,10 +341,7 @@ def load_callgrind(data, *, source: str = "<bytes>", limits=None, kind_rules=Non
     keys = [inv[int(k)] for k in by_first]
     names, lines = _located_names(keys)
     frames = frame_table(names, lim, files=[k[0] for k in keys], lines=lines)
-    try:
-        pid = int(header.get("pid", "0"))
-    except ValueError:
-        pid = 0
+    pid = read_id(header.get("pid", "0").strip(), 0)  # ASCII digits that fit, else no pid
     cmd = header.get("cmd", "").strip()
     profile = StackProfile(thread_name=cmd or source_name(source), stack_parent=n_parent, stack_frame=n_frame,
                            sample_stack=np.arange(n_parent.size, dtype=np.int64),

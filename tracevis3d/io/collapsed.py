@@ -40,6 +40,7 @@ import warnings
 
 import numpy as np
 
+from ..filenumbers import read_id
 from ..model import TraceFormatError, TraceWarning
 from .limits import DEFAULT_LIMITS
 from .stacks import FrameTable, StackProfile, gc_paused, merged_trace, source_name
@@ -50,9 +51,9 @@ __all__ = ["load_collapsed", "text_buffer", "Repairs", "frame_table", "decode_sp
 #: distinct "thread (...)" frames would otherwise cost a profile each)
 MAX_LANES = 4096
 
-_LANE_FRAME = re.compile(r'^(?:process (\d+):|thread \((0x[0-9A-Fa-f]+|\d+)\))')
+_LANE_FRAME = re.compile(r'^(?:process ([0-9]+):|thread \((0x[0-9A-Fa-f]+|[0-9]+)\))')
 #: Austin's process and thread frames (``P4242``; ``T0:4243``, ``T7f3a2b4c5700``)
-_AUSTIN_LANE = re.compile(r'^(?:P(\d+)|T(?:(\d+):)?(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+))$')
+_AUSTIN_LANE = re.compile(r'^(?:P([0-9]+)|T(?:([0-9]+):)?(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+))$')
 _AUSTIN_FIRST = re.compile(rb'^P\d+;T(?:\d+:)?(?:0x)?[0-9A-Fa-f]+[; ]')
 #: the most header or trailer comment bytes looked at
 MAX_COMMENT_BYTES = 1 << 16
@@ -256,23 +257,21 @@ def lane_tables(lanes, node_lane, node_parent, node_frame, sample_lane, sample_n
 
 def _lane_frame(fr: str, austin: bool):
     """(pid or None, process name, tid or None, thread name) of a lane frame (py-spy's or,
-    with ``austin``, Austin's); None when ``fr`` is none."""
+    with ``austin``, Austin's); None when ``fr`` is none.  An id too long for int64 is 0
+    (`filenumbers.read_id`)."""
     if austin:
         m = _AUSTIN_LANE.match(fr)
         if m:
             if m.group(1) is not None:
-                return int(m.group(1)), "", None, ""
-            t, iid = m.group(3), int(m.group(2) or 0)
-            tid = int(t, 16) if t.lower().startswith("0x") or not t.isdigit() else int(t)
-            return None, "", tid, f"thread {t}" + (f" (interpreter {iid})" if iid else "")
+                return read_id(m.group(1), 0), "", None, ""
+            t, iid = m.group(3), read_id(m.group(2) or "0", 0)
+            return None, "", read_id(t, 0, hex_ok=True), f"thread {t[:40]}" + (f" (interpreter {iid})" if iid else "")
     m = _LANE_FRAME.match(fr)
     if m is None:
         return None
     if m.group(1) is not None:
-        return int(m.group(1)), fr[m.end():].strip().strip('"') or fr, None, ""
-    t = m.group(2)
-    tid = int(t, 16) if t.lower().startswith("0x") else int(t)
-    return None, "", tid, fr[m.end():].lstrip(": ").strip()
+        return read_id(m.group(1), 0), fr[m.end():].strip().strip('"') or fr, None, ""
+    return None, "", read_id(m.group(2), 0, hex_ok=True), fr[m.end():].lstrip(": ").strip()
 
 
 def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default_name: str, rep: Repairs,

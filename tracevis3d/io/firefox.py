@@ -42,6 +42,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from ..filenumbers import is_digits, read_int, read_line
 from ..model import TraceFormatError
 from .limits import resolve_limits
 from .native_frames import is_address, libs_of, native_location, resource_names
@@ -157,8 +158,9 @@ def _id(v) -> int:
         return int(v) % (1 << 62)
     if isinstance(v, str):
         s = v.strip()
-        if s.isdigit() and len(s) < 19:
-            return int(s)
+        k = read_int(s, 0)  # ASCII digits that fit int64 (not "²", not 5,000 digits)
+        if k is not None:
+            return k
         import zlib
 
         return zlib.crc32(s.encode("utf-8", "replace"))
@@ -192,7 +194,7 @@ def split_location(loc: str):
     quadratically over a long hostile name."""
     if loc.endswith("]"):
         b = loc.rfind("[")
-        if b > 0 and loc[b + 1:-1].isdecimal():
+        if b > 0 and is_digits(loc[b + 1:-1]):
             loc = loc[:b]
     if not loc.endswith(")"):
         return None
@@ -206,12 +208,12 @@ def split_location(loc: str):
     inside = loc[p + 1:-1]
     file, line, col = inside, None, None
     a = inside.rfind(":")
-    if a >= 0 and inside[a + 1:].isdecimal():
+    if a >= 0 and is_digits(inside[a + 1:]):  # ASCII digits; a number past int32 is no line (None)
         c = inside.rfind(":", 0, a)
-        if c >= 0 and inside[c + 1:a].isdecimal():
-            file, line, col = inside[:c], int(inside[c + 1:a]), int(inside[a + 1:])
+        if c >= 0 and is_digits(inside[c + 1:a]):
+            file, line, col = inside[:c], read_line(inside[c + 1:a], None), read_line(inside[a + 1:], None)
         else:
-            file, line = inside[:a], int(inside[a + 1:])
+            file, line = inside[:a], read_line(inside[a + 1:], None)
     return loc[:p - 1], file, line, col
 
 

@@ -70,10 +70,19 @@ def load_ghc_json(data, *, source: str = "<ghc>", limits=None, kind_rules=None, 
     program = doc.get("program") if isinstance(doc.get("program"), str) else "program"
     prof = StackProfile(f"{program} {suffix}", tree.parent, frame, np.arange(len(nodes), dtype=np.int64),
                         sample_weight=w)
-    meta = {"ghc_measure": measure, "total_ticks": doc.get("total_ticks"), "total_alloc": doc.get("total_alloc"),
-            "tick_interval_us": doc.get("tick_interval"), "program": program}
+    meta = {"ghc_measure": measure, "total_ticks": _count(doc.get("total_ticks")),
+            "total_alloc": _count(doc.get("total_alloc")), "tick_interval_us": _count(doc.get("tick_interval"), float),
+            "program": program}
     return merged_trace(frames, [prof], unit=unit, source=source, fmt="ghc-json", limits=lim, input_bytes=len(data),
                         kind_rules=kind_rules, meta=meta, warn=warn, cat="haskell")
+
+
+def _count(x, kind=int):
+    """A header number of the report (``total_ticks``, ``total_alloc``: ints; ``tick_interval``:
+    a number) as it is when it is one of ``kind`` in [0, 2^62), else None (a list, a string,
+    -1, 10^25: not kept in the trace's metadata)."""
+    ok = isinstance(x, (int, float) if kind is float else int) and not isinstance(x, bool) and 0 <= x < 2 ** 62
+    return x if ok else None
 
 
 def _is_number(x) -> bool:

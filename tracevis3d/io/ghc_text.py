@@ -27,6 +27,7 @@ import re
 
 import numpy as np
 
+from ..filenumbers import read_float, read_int
 from ..model import TraceFormatError
 from .collapsed import Repairs
 from .limits import resolve_limits
@@ -35,10 +36,18 @@ from .stacks import StackProfile, merged_trace
 
 __all__ = ["load_ghc_prof"]
 
-_TOTAL_TIME = re.compile(r"total time\s*=\s*([\d.]+)\s*secs\s*\((\d+) ticks @ ([\d.]+) (us|ms)")
-_TOTAL_ALLOC = re.compile(r"total alloc\s*=\s*([\d,]+) bytes")
-_INT = re.compile(r"^\d+$")
-_NUM = re.compile(r"^\d+(?:\.\d*)?(?:[eE][-+]?\d+)?$")
+_TOTAL_TIME = re.compile(r"total time\s*=\s*([\d.]+)\s*secs\s*\((\d+) ticks @ ([\d.]+) (us|ms)", re.ASCII)
+_TOTAL_ALLOC = re.compile(r"total alloc\s*=\s*([\d,]+) bytes", re.ASCII)
+_NUM = re.compile(r"^\d+(?:\.\d*)?(?:[eE][-+]?\d+)?$", re.ASCII)
+
+
+def _interval_us(tt) -> float | None:
+    """The tick interval in µs of a ``total time`` match (None without one, or when it is not a
+    plain number of at most 1e9 µs)."""
+    if tt is None:
+        return None
+    v = read_float(tt.group(3), 1e9)
+    return None if v is None else v * (1000.0 if tt.group(4) == "ms" else 1.0)
 
 
 def _header(lines: list) -> tuple:
@@ -140,9 +149,9 @@ def load_ghc_prof(data, *, source: str = "<ghc>", limits=None, kind_rules=None, 
                         np.array(frame, np.int64), np.arange(len(parent), dtype=np.int64),
                         sample_weight=np.array(weight, np.float64))
     meta = {"ghc_measure": measure, "program": program,
-            "total_ticks": int(tt.group(2)) if tt else None,
-            "tick_interval_us": (float(tt.group(3)) * (1000.0 if tt.group(4) == "ms" else 1.0)) if tt else None,
-            "total_alloc": int(ta.group(1).replace(",", "")) if ta else None}
+            "total_ticks": read_int(tt.group(2), 0) if tt else None,  # past int64: not a count (None)
+            "tick_interval_us": _interval_us(tt),
+            "total_alloc": read_int(ta.group(1).replace(",", ""), 0) if ta else None}
     trace = merged_trace(frames, [prof], unit=unit, source=source, fmt="ghc-prof", limits=lim, input_bytes=len(data),
                          kind_rules=kind_rules, meta=meta, warn=warn, cat="haskell")
     return rep.apply(trace, source, warn)

@@ -35,6 +35,7 @@ import re
 
 import numpy as np
 
+from ..filenumbers import read_id
 from .limits import resolve_limits
 from .profile_json import (KeyedFrames, end_to_end, fail, finite_number, float_column, gather, int_column, kind_of,
                            need_dict, need_list, parse_json)
@@ -45,7 +46,7 @@ __all__ = ["load_speedscope", "TIME_UNITS"]
 #: µs per unit of the file's time units
 TIME_UNITS = {"nanoseconds": 1e-3, "microseconds": 1.0, "milliseconds": 1e3, "seconds": 1e6}
 _MEASURES = {"bytes": "bytes", "none": "samples"}
-_PYSPY_THREAD = re.compile(r"^Thread (0x[0-9a-fA-F]+|\d+)\b")
+_PYSPY_THREAD = re.compile(r"^Thread (0x[0-9a-fA-F]+|[0-9]+)\b")
 
 
 def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rules=None, warn: bool = True,
@@ -98,7 +99,7 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
         prof.thread_name = name if isinstance(name, str) and name else f"profile {i}"
         prof.process_name = group
         m = _PYSPY_THREAD.match(prof.thread_name)  # py-spy's "Thread 1234 "MainThread""
-        prof.tid = int(m.group(1), 16 if m.group(1).startswith("0x") else 10) % (1 << 62) if m else i + 1
+        prof.tid = read_id(m.group(1), i + 1, hex_ok=True) if m else i + 1  # too long: the profile's number
         built.append(prof)
         if prof.extra.get("unclosed_frames"):
             unclosed.append((where, prof.extra["unclosed_frames"]))

@@ -30,6 +30,7 @@ import re
 
 import numpy as np
 
+from ..filenumbers import read_line
 from .limits import resolve_limits
 from .profile_json import KeyedFrames, fail, kind_of, need_dict, need_list, parse_json
 from .stacks import StackProfile, source_name, timed_trace
@@ -37,7 +38,7 @@ from .stacks import StackProfile, source_name, timed_trace
 __all__ = ["load_v8log_json", "frame_of_code"]
 
 #: speedscope's pattern of a JS code name, its file widened to one with a scheme (``node:``, ``file:``)
-_JS_NAME = re.compile(r"^([a-zA-Z0-9._\-$]*) ([a-zA-Z0-9.\-_/$:]*):(\d+):(\d+)$")
+_JS_NAME = re.compile(r"^([a-zA-Z0-9._\-$]*) ([a-zA-Z0-9.\-_/$:]*):([0-9]+):([0-9]+)$")
 _NM_PREFIX = re.compile(r"^[tT] ")
 _CODE_PREFIX = {"LoadIC": "(IC) ", "StoreIC": "(IC) ", "KeyedStoreIC": "(IC) ", "KeyedLoadIC": "(IC) ",
                 "LoadGlobalIC": "(IC) ", "Handler": "(IC) ", "BytecodeHandler": "(bytecode) ~", "Stub": "(stub) ",
@@ -59,7 +60,7 @@ def frame_of_code(code) -> tuple:
     elif typ == "JS":
         m = _JS_NAME.match(name)
         if m:
-            file, line = m.group(2), int(m.group(3))
+            file, line = m.group(2), read_line(m.group(3))  # past int32 (or 5,000 digits): no line
             func = m.group(1) or (f"(anonymous {file.split('/')[-1]}:{line})" if file else "(anonymous)")
             return (name, func, file or "(unknown file)", line)
     elif typ == "CODE":
