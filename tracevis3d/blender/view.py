@@ -58,6 +58,7 @@ import numpy as np
 
 from ..jobs import Job
 from ..layout import refine
+from .compat import is_points_object, point_count
 from .zoom_inputs import (COLOURS_KEY, _context_key, _contexts, _layout, _trace_context,  # noqa: F401 (re-exported)
                           colours_cache_dir, keep_overview_steps, persist_zoom_inputs)
 from .zoom_split import (SPLIT_MODIFIER, STATE_KEY, ZOOM_COLLECTION, _apply_split,  # noqa: F401 (re-exported)
@@ -74,10 +75,10 @@ def _lanes_z(coll) -> tuple:
     """The lowest and highest z of the overview's boxes (its call and cluster layers)."""
     lo, hi = np.inf, -np.inf
     for ob in coll.all_objects:
-        if ob.type != "POINTCLOUD" or ob.get("tv3d_layer") not in ("calls", "clusters") or ob.parent is not None:
+        if not is_points_object(ob) or ob.get("tv3d_layer") not in ("calls", "clusters") or ob.parent is not None:
             continue
         a = ob.data.attributes
-        n = len(ob.data.points)
+        n = point_count(ob)
         if not n or "tv_scale" not in a:
             continue
         pos, sc = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32)

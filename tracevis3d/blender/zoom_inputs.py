@@ -123,6 +123,9 @@ def _persist_on_save(*_args) -> None:
 def _install_save_handler() -> None:
     if _persist_on_save not in bpy.app.handlers.save_pre:
         bpy.app.handlers.save_pre.append(_persist_on_save)
+    from .compat import release_at_exit
+
+    release_at_exit()  # the handler out at exit: bpy 4.2 crashed, 4.5 hung with it in place
 
 
 def forget() -> None:

@@ -1,0 +1,108 @@
+"""What differs between the Blender versions TraceVis3D runs on (4.2 LTS to 5.2), each difference
+named once here so that the rest of `tracevis3d.blender` and the add-on never test a version:
+
+- point clouds: 5.1+ makes one with ``PointCloud.resize``; 4.5-5.0 through the object
+  conversion operator (`can_convert_to_pointcloud`); 4.2-4.4 have neither, and an instance layer
+  is a mesh whose vertices are the points (`is_points_object`, `point_count`);
+- node trees: materials and worlds need ``use_nodes`` switched on before 5.0 (`use_nodes`);
+- render settings: EEVEE is ``BLENDER_EEVEE_NEXT`` in 4.2-4.4 (`engine_identifier`); an image
+  format's ``media_type`` (image or video) exists from 5.0 (`set_media_type`);
+- leaving the process: `release_at_exit`.  With the bpy module, Blender's own exit (``WM_exit``)
+  runs when the ``bpy`` module object is freed (4.2-4.5) or from a C ``atexit`` (5.0+).  A
+  function of ours still in ``bpy.app.handlers`` keeps its module's globals alive past Python's
+  module clean-up (a module freed early leaves its dict unwiped), and with them ``bpy``: 4.2 then
+  crashes in its static destructors (SIGSEGV at exit), 4.5 waits for ever on its GPU thread.
+  Removing our handlers at Python's exit, before the module clean-up, lets ``bpy`` go.
+"""
+from __future__ import annotations
+
+import atexit
+
+import bpy
+
+__all__ = ["can_convert_to_pointcloud", "engine_identifier", "is_points_object", "make_points_data",
+           "point_count", "release_at_exit", "set_media_type", "use_nodes"]
+
+#: the package whose callables `release_at_exit` takes out of Blender's lists: the add-on's
+#: package when the core runs inside it ("bl_ext.user_default.tracevis3d"), else the core's
+OWN_PACKAGE = __name__.rsplit(".", 3)[0] if __name__.count(".") > 2 else __name__.split(".")[0]
+_REGISTERED: list = []
+
+
+def is_points_object(ob) -> bool:
+    """An object whose data holds points: a point cloud, or (Blender 4.2-4.4) a mesh of points."""
+    return ob.type in ("POINTCLOUD", "MESH")
+
+
+def point_count(ob) -> int:
+    """How many points a points object (`is_points_object`) has."""
+    data = ob.data
+    return len(data.vertices) if ob.type == "MESH" else len(data.points)
+
+
+def make_points_data(name: str, n: int):
+    """(data block, is_pointcloud): a point cloud of ``n`` points where Blender makes one
+    directly (5.1+), else a mesh of ``n`` vertices (to convert, `can_convert_to_pointcloud`)."""
+    if hasattr(bpy.types.PointCloud, "resize"):  # Blender 5.1+
+        pc = bpy.data.pointclouds.new(name)
+        pc.resize(n)
+        return pc, True
+    me = bpy.data.meshes.new(name)
+    me.vertices.add(n)
+    return me, False
+
+
+def can_convert_to_pointcloud() -> bool:
+    """Whether ``bpy.ops.object.convert`` turns a mesh into a point cloud (Blender 4.5+)."""
+    try:
+        items = bpy.ops.object.convert.get_rna_type().properties["target"].enum_items
+        return "POINTCLOUD" in items.keys()
+    except (KeyError, AttributeError, RuntimeError):
+        return False
+
+
+def use_nodes(idblock) -> None:
+    """Switch on a material's or world's node tree (always on from Blender 5.0)."""
+    if bpy.app.version < (5, 0, 0) and not idblock.use_nodes:
+        idblock.use_nodes = True
+
+
+def engine_identifier(ident: str) -> str:
+    """Blender's identifier of the render engine ``ident`` in this version (EEVEE is
+    ``BLENDER_EEVEE_NEXT`` in 4.2-4.4)."""
+    items = {e.identifier for e in bpy.types.RenderSettings.bl_rna.properties["engine"].enum_items}
+    if ident == "BLENDER_EEVEE" and ident not in items and "BLENDER_EEVEE_NEXT" in items:
+        return "BLENDER_EEVEE_NEXT"
+    return ident
+
+
+def set_media_type(image_settings, media: str) -> None:
+    """An image format's ``media_type`` ("IMAGE", "VIDEO"), where it exists (Blender 5.0+)."""
+    if hasattr(image_settings, "media_type"):
+        image_settings.media_type = media
+
+
+def _own(fn) -> bool:
+    mod = getattr(fn, "__module__", None) or ""
+    return mod == OWN_PACKAGE or mod.startswith(OWN_PACKAGE + ".")
+
+
+def remove_own_handlers() -> list:
+    """Take every function of ours out of ``bpy.app.handlers``; their names."""
+    removed = []
+    for hname in dir(bpy.app.handlers):
+        lst = getattr(bpy.app.handlers, hname)
+        if isinstance(lst, list):
+            for fn in [f for f in lst if _own(f)]:
+                lst.remove(fn)
+                removed.append(f"{hname}: {getattr(fn, '__name__', fn)}")
+    return removed
+
+
+def release_at_exit() -> None:
+    """Once a process: at Python's exit, before its modules are cleaned up, take our functions
+    out of Blender's handler lists (module doc: without it bpy 4.2 crashes and 4.5 hangs at the
+    exit of every process that built a figure).  Called by whatever adds a handler."""
+    if not _REGISTERED:
+        atexit.register(remove_own_handlers)
+        _REGISTERED.append(True)
