@@ -26,7 +26,9 @@ Every thread (of every process) is its own lane, named as the file names it ("Ge
 sampling interval, ``meta.interval``).  Frames are functions: a processed file's ``funcTable``
 entries (name, file, line), a Gecko location parsed into name, file and line (told apart by the
 whole location, as speedscope does).  Markers become instants on their thread, at their start
-(an interval's end marker at its end).
+(an interval's end marker at its end).  A thread list longer than ``limits.max_lanes`` is read
+for its max_lanes threads of the most samples; the others are left out unread (each thread's
+tables cost their own reading), a repair ``lanes_capped`` that names the cap and counts them.
 
 JavaScript only (``js_only=``): speedscope keeps only the script frames of a Firefox profile
 (``firefox.ts``: locations "name (file...)", minus ``resource:`` and ``self-hosted`` internals);
@@ -48,7 +50,7 @@ from .limits import resolve_limits
 from .native_frames import is_address, libs_of, native_location, resource_names
 from .profile_json import (KeyedFrames, NumberColumn, add_instants, clean_name, fail, float_column, int_column, is_list,
                            kind_of, need_dict, need_list, parse_json, parse_json_columns)
-from .stacks import StackProfile, timed_trace
+from .stacks import StackProfile, kept_lanes, note_repair, timed_trace
 
 __all__ = ["load_firefox", "split_location"]
 
@@ -89,15 +91,16 @@ def load_firefox(data, *, source: str = "<firefox>", limits=None, kind_rules=Non
     doc = need_dict((parse_json_columns if processed else parse_json)(data, source), source, "the document")
     inner = doc.get("profile")
     frames = KeyedFrames(lim.max_name_chars)
+    left_out: list = []  # (threads, left out, their samples) of each thread list past max_lanes
     if isinstance(inner, dict) and ("threads" in inner or "meta" in inner):
         kind, fmt = "DevTools export", "gecko"
-        lanes, meta_in = _gecko_lanes(inner, "profile.", frames, source, lim)
+        lanes, meta_in = _gecko_lanes(inner, "profile.", frames, source, lim, left_out)
     elif isinstance(doc.get("meta"), dict) and "preprocessedProfileVersion" in doc["meta"] or _columnar(doc):
         kind, fmt = "processed", "firefox"
-        lanes, meta_in = _processed_lanes(doc, frames, source, lim)
+        lanes, meta_in = _processed_lanes(doc, frames, source, lim, left_out)
     elif "threads" in doc or "processes" in doc:
         kind, fmt = "Gecko", "gecko"
-        lanes, meta_in = _gecko_lanes(doc, "", frames, source, lim)
+        lanes, meta_in = _gecko_lanes(doc, "", frames, source, lim, left_out)
     else:
         raise fail(source, "the document", "no 'threads': not a Firefox profile (Gecko, processed or DevTools "
                                            "export)")
@@ -134,7 +137,39 @@ def load_firefox(data, *, source: str = "<firefox>", limits=None, kind_rules=Non
             th.append(np.full(ln.marker_ts.size, t, np.int64))
     if ts:
         trace = add_instants(trace, np.concatenate(ts), list(names), np.concatenate(nid), np.concatenate(th))
+    if left_out:
+        note_repair(trace, "lanes_capped", sum(k for _, k, _ in left_out), "threads",
+                    f"more than {lim.max_lanes} threads ({left_out[0][0]}; max_lanes=): the "
+                    f"{sum(k for _, k, _ in left_out)} of the fewest samples ({sum(s for _, _, s in left_out)} "
+                    f"samples) left out unread", source, warn)
     return trace
+
+
+def _threads_read(threads: list, lim, left_out: list) -> list:
+    """The indices of ``threads`` to read: all up to ``lim.max_lanes``; past it the max_lanes of
+    the most samples (each thread read costs its own tables: 20,000 threads took 6 s), the
+    others counted in ``left_out`` as (threads, left out, their samples)."""
+    if len(threads) <= lim.max_lanes:
+        return list(range(len(threads)))
+    n = np.fromiter(map(_thread_samples, threads), np.float64, len(threads))
+    keep = kept_lanes(n, lim.max_lanes)
+    left_out.append((len(threads), int((~keep).sum()), int(n[~keep].sum())))
+    return np.flatnonzero(keep).tolist()
+
+
+def _thread_samples(th) -> float:
+    """How many samples a thread holds, from its table's length (a thread nested as text or
+    holding a process's profile: infinite, always read)."""
+    if not isinstance(th, dict) or "threads" in th:
+        return np.inf
+    s = th.get("samples")
+    if not isinstance(s, dict):
+        return 0.0
+    for col in (s.get("data"), s.get("stack")):
+        if is_list(col):
+            return float(len(col))
+    n = s.get("length")
+    return float(n) if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0.0
 
 
 # ----------------------------------------------------------------------------- shared pieces
@@ -304,7 +339,7 @@ def _parse_nested(v, source: str, where: str):
     return v
 
 
-def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim) -> tuple:
+def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim, left_out: list) -> tuple:
     """The lanes of a Gecko profile and of its sub-profiles (``processes``), each sub-profile's
     times moved onto the root's clock by the difference of their ``meta.startTime``."""
     meta = need_dict(root.get("meta", {}), source, f"{path}meta")
@@ -321,7 +356,8 @@ def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim) -
         offset = (float(st) - t0) if isinstance(st, (int, float)) and not isinstance(st, bool) and \
             np.isfinite(st) and abs(float(st) - t0) < 1e12 else 0.0
         threads = need_list(prof.get("threads", []), source, f"{where}threads")
-        for i, th in enumerate(threads):
+        for i in _threads_read(threads, lim, left_out):
+            th = threads[i]
             w = f"{where}threads[{i}]"
             th = need_dict(_parse_nested(th, source, w), source, w)
             if "threads" in th and "meta" in th:  # the oldest files: a content process's profile as a thread
@@ -444,7 +480,7 @@ def _col(tbl: dict, name: str, source: str, where: str, *, optional: bool = Fals
     return need_list(v, source, f"{where}.{name}")
 
 
-def _processed_lanes(doc: dict, frames: KeyedFrames, source: str, lim) -> tuple:
+def _processed_lanes(doc: dict, frames: KeyedFrames, source: str, lim, left_out: list) -> tuple:
     meta = doc["meta"]
     shared = doc.get("shared") if isinstance(doc.get("shared"), dict) else {}
     threads = need_list(doc.get("threads"), source, "threads")
@@ -454,7 +490,8 @@ def _processed_lanes(doc: dict, frames: KeyedFrames, source: str, lim) -> tuple:
     if isinstance(shared.get("stackTable"), dict):  # version 60: the tables are shared
         shared_tables = _processed_tables(shared, shared_strings, shared, frames, source, "shared", lim)
     lanes = []
-    for i, th in enumerate(threads):
+    for i in _threads_read(threads, lim, left_out):
+        th = threads[i]
         w = f"threads[{i}]"
         need_dict(th, source, w)
         ln = _Lane()

@@ -34,7 +34,7 @@ import numpy as np
 from ..model import TraceFormatError
 from .collapsed import Repairs, decode_spans, frame_table, lane_tables, text_buffer
 from .limits import DEFAULT_LIMITS
-from .stacks import StackProfile, merged_trace
+from .stacks import OTHER_LANES, StackProfile, cap_lane_ids, merged_trace
 
 __all__ = ["load_perf_script"]
 
@@ -89,10 +89,14 @@ def load_perf_script(data, *, source: str = "<bytes>", limits=None, kind_rules=N
     frames = frame_table(names, lim, files=dsos)
     # lanes: threads in order of first appearance (their ids are)
     order = list(range(len(comms)))
+    order, n_thread, s_thread = cap_lane_ids(order, n_thread, s_thread, lim, rep)  # past max_lanes: one lane
     tables = lane_tables(order, n_thread, n_parent, n_frame, s_thread, s_node)
     main_comm = {int(p): c for c, p, t in zip(comms, t_pid.tolist(), t_tid.tolist()) if p >= 0 and p == t}
     profiles = []
-    for k, (sp, sf, ss, _) in enumerate(tables):
+    for k, (sp, sf, ss, _) in zip(order, tables):
+        if k == len(comms):
+            profiles.append(StackProfile(thread_name=OTHER_LANES, stack_parent=sp, stack_frame=sf, sample_stack=ss))
+            continue
         pid, tid = int(t_pid[k]), int(t_tid[k])
         if not ss.size:
             continue

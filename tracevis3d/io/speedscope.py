@@ -26,6 +26,11 @@ event whose frame is not the one on top (``out-of-order-events.json`` of its sam
 with nothing open, values going backwards, negative weights, frame indices out of range.
 Frames still open at the end (``incomplete-trace.json``: speedscope refuses it) are closed at
 ``endValue``, a repair that is counted and warned.
+
+More profiles than ``limits.max_lanes``: the max_lanes - 1 of the most samples (or events) are
+lanes of their own, the others one lane "other threads" (repair ``lanes_capped``); sampled ones
+are read together in C-level passes (`_sampled_rest`), each profile's samples from its own
+``startValue``, so 100,000 profiles cost what their samples cost, not 100,000 readings.
 """
 from __future__ import annotations
 
@@ -36,10 +41,12 @@ import re
 import numpy as np
 
 from ..filenumbers import read_id
+from ..model import TraceFormatError
 from .limits import resolve_limits
 from .profile_json import (KeyedFrames, end_to_end, fail, finite_number, float_column, gather, int_column, kind_of,
                            need_dict, need_list, parse_json)
-from .stacks import StackProfile, merged_trace, timed_trace
+from .stacks import (OTHER_LANES, StackProfile, kept_lanes, lanes_capped_action, merge_profiles, merged_trace,
+                     note_repair, timed_trace)
 
 __all__ = ["load_speedscope", "TIME_UNITS"]
 
@@ -76,19 +83,21 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
     keep = [i for i, u in enumerate(units) if (u in TIME_UNITS) == timed]
     x_unit = None if timed else ("bytes" if all(units[i] == "bytes" for i in keep) else "samples")
     group = doc.get("name") if isinstance(doc.get("name"), str) else ""
-    built = []
     unclosed = []
-    for i in keep:
+    n_read = len(keep)
+    rest = []  # past max_lanes: the profiles of the fewest samples (or events), one lane `OTHER_LANES`
+    if len(keep) > lim.max_lanes:
+        mask = kept_lanes(np.fromiter((_n_samples(profiles[i]) for i in keep), np.float64, len(keep)),
+                          lim.max_lanes - 1)
+        rest = [i for i, k in zip(keep, mask.tolist()) if not k]
+        keep = [i for i, k in zip(keep, mask.tolist()) if k]
+
+    def read(i: int) -> StackProfile:
         p = profiles[i]
         where = f"profiles[{i}]"
         scale = TIME_UNITS.get(units[i], 1.0)
         kind = p.get("type")
-        start_v = finite_number(p.get("startValue"), source, f"{where}.startValue", default=0.0)
-        end_v = finite_number(p.get("endValue"), source, f"{where}.endValue", default=start_v)
-        for what, v in (("startValue", start_v), ("endValue", end_v)):
-            if abs(v * scale) > lim.max_abs_time:
-                raise fail(source, f"{where}.{what}", f"{v:g} {units[i]} is past the limit of "
-                                                      f"{lim.max_abs_time:g} µs (max_abs_time=)")
+        start_v, end_v = _start_end(p, where, scale, units[i], source, lim)
         if kind == "evented":
             prof = _evented(p, where, frame_list, scale, end_v, timed, source, lim, sl)
         elif kind == "sampled":
@@ -100,22 +109,106 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
         prof.process_name = group
         m = _PYSPY_THREAD.match(prof.thread_name)  # py-spy's "Thread 1234 "MainThread""
         prof.tid = read_id(m.group(1), i + 1, hex_ok=True) if m else i + 1  # too long: the profile's number
-        built.append(prof)
         if prof.extra.get("unclosed_frames"):
             unclosed.append((where, prof.extra["unclosed_frames"]))
+        return prof
+
+    built = [read(i) for i in keep]
+    if rest:  # all sampled: read together; else one by one (and merged as the builder merges lanes)
+        rest_lane = _sampled_rest(profiles, rest, units, n_frames, timed, source, lim, sl)
+        built.append(rest_lane if rest_lane is not None else merge_profiles([read(i) for i in rest], source))
     frames = _used_frames(frame_list, built, source, lim)
     meta = {"exporter": doc.get("exporter") if isinstance(doc.get("exporter"), str) else "",
             "profile_group": group, "value_unit": units[keep[0]]}
-    skipped = len(profiles) - len(keep)
+    skipped = len(profiles) - n_read
     common = dict(source=source, fmt="speedscope", limits=lim, input_bytes=len(data), kind_rules=kind_rules,
                   meta=meta, warn=warn, cat="speedscope")
     trace = timed_trace(frames, built, **common) if timed else merged_trace(frames, built, unit=x_unit, **common)
     if skipped:
         trace.meta.setdefault("skipped", {})["profiles of another unit"] = skipped
+    if rest:
+        _repair(trace, "lanes_capped", len(rest), "profiles", lanes_capped_action("profiles", len(keep) + len(rest),
+                                                                                  len(rest), lim.max_lanes), source, warn)
     if unclosed:
         _repair(trace, "unclosed_frames", sum(n for _, n in unclosed), unclosed[0][0],
                 "frames still open at the end of the events: closed at endValue", source, warn)
     return trace
+
+
+def _start_end(p: dict, where: str, scale: float, unit: str, source: str, lim) -> tuple:
+    """(startValue, endValue) of a profile, checked: numbers within max_abs_time µs."""
+    start_v = finite_number(p.get("startValue"), source, f"{where}.startValue", default=0.0)
+    end_v = finite_number(p.get("endValue"), source, f"{where}.endValue", default=start_v)
+    for what, v in (("startValue", start_v), ("endValue", end_v)):
+        if abs(v * scale) > lim.max_abs_time:
+            raise fail(source, f"{where}.{what}", f"{v:g} {unit} is past the limit of "
+                                                  f"{lim.max_abs_time:g} µs (max_abs_time=)")
+    return start_v, end_v
+
+
+def _n_samples(p: dict) -> int:
+    """How many samples (or events) a profile holds: the lanes past max_lanes are those of the fewest."""
+    s = p.get("samples") if p.get("type") == "sampled" else p.get("events")
+    return len(s) if isinstance(s, list) else 0
+
+
+def _sampled_rest(profiles: list, rest: list, units: list, n_frames: int, timed: bool, source: str, lim,
+                  sl) -> StackProfile | None:
+    """The sampled profiles ``rest`` (past max_lanes) read as one lane `OTHER_LANES`, in C-level
+    passes over their samples together (a profile at a time would cost each its own tables:
+    100,000 profiles took 10 s): the stacks of all, each sample as long as its weight, each
+    profile's samples end to end from its own startValue (in a merged trace only the weights
+    count).  None when one of them is evented or anything is not as speedscope asks: the caller
+    then reads them one by one, which names the place."""
+    samples, weights, counts, starts, scales = [], [], [], [], []
+    for i in rest:
+        p = profiles[i]
+        s, w = p.get("samples"), p.get("weights")
+        if p.get("type") != "sampled" or type(s) is not list or not (w is None or (type(w) is list and len(w) == len(s))):
+            return None
+        scale = TIME_UNITS.get(units[i], 1.0)
+        starts.append(_start_end(p, f"profiles[{i}]", scale, units[i], source, lim)[0] * scale)
+        samples += s
+        weights += [1] * len(s) if w is None else w
+        counts.append(len(s))
+        scales.append(scale)
+    try:
+        w = float_column(weights, source, "")
+    except TraceFormatError:
+        return None
+    scale = np.repeat(np.asarray(scales), counts)
+    d = w * scale
+    if ((w < 0) | ~np.isfinite(d) | (d > lim.max_abs_time)).any():
+        return None
+    try:
+        flat, offsets, repeat = _stack_lists(samples, n_frames, source, "")
+    except TraceFormatError:
+        return None
+    parent, frame, stack = sl.stack_paths(flat, offsets)
+    stack = stack[repeat]
+    if not timed:
+        return StackProfile(OTHER_LANES, parent, frame, stack, sample_weight=w)
+    # each profile's samples end to end from its start, then an empty sample where it ends
+    first = np.concatenate([[0], np.cumsum(counts)])
+    seg = np.repeat(np.arange(len(counts)), counts)
+    cum = np.concatenate([[0.0], np.cumsum(d)])
+    t = cum[:-1] - cum[first[:-1]][seg] + np.asarray(starts)[seg]
+    ends = cum[first[1:]] - cum[first[:-1]] + np.asarray(starts)
+    if (np.abs(ends) > lim.max_abs_time).any():
+        return None
+    # profile by profile, its samples then its end (the order `stacks.cap_profiles` merges them in)
+    at = np.arange(t.size) + seg  # each sample moved by the ends of the profiles before
+    time = np.empty(t.size + ends.size)
+    sk = np.empty(time.size, np.int64)
+    time[at], sk[at] = t, stack
+    time[first[1:] + np.arange(ends.size)], sk[first[1:] + np.arange(ends.size)] = ends, -1
+    on = np.ones(time.size, np.bool_)
+    on[at] = d > 0  # a sample of weight 0 is skipped, as speedscope skips it
+    time, sk = time[on], sk[on]
+    o = np.lexsort((sk >= 0, time))  # at one time an empty sample (a profile's end) first
+    step = float(np.median(d[d > 0])) if (d > 0).any() else 0.0
+    return StackProfile(OTHER_LANES, parent, frame, sk[o], sample_time=time[o],
+                        end_time=float(ends.max()) + (step or 1.0), interval_us=step or None)
 
 
 def _used_frames(frame_list: list, built: list, source: str, lim) -> KeyedFrames:
@@ -141,15 +234,7 @@ def _used_frames(frame_list: list, built: list, source: str, lim) -> KeyedFrames
 
 def _repair(trace, code: str, count: int, first: str, action: str, source: str, warn: bool) -> None:
     """Count a repair made by the reader itself in ``trace.meta["repairs"]``; warn once."""
-    import warnings
-
-    from ..model import TraceWarning
-
-    rep = trace.meta.setdefault("repairs", {})
-    r = rep.setdefault(code, {"count": 0, "first": first, "action": action})
-    r["count"] += int(count)
-    if warn:
-        warnings.warn(TraceWarning(f"{source}: {count} × {code} (first: {first}): {action}"), stacklevel=3)
+    note_repair(trace, code, count, first, action, source, warn)
 
 
 def _stack_lists(samples: list, n_frames: int, source: str, where: str) -> tuple:
