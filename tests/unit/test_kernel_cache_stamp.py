@@ -1,0 +1,62 @@
+"""The kernel-cache check every import runs (`kernel_cache.drop_stale_entries`) skips hashing the
+sources when their file status is unchanged (`sources_stamp`), and still sees every edit."""
+import os
+import time
+
+from tracevis3d import kernel_cache
+
+OLD = time.time() - 3600  # sources older than the racy window: their stamp is trusted
+
+
+def _package(root, body: str):
+    root.mkdir(parents=True, exist_ok=True)
+    src = root / "k.py"
+    src.write_text("import numba\n\n\n@numba.njit\ndef f():\n    return " + body + "\n")
+    os.utime(src, (OLD, OLD))
+    return src
+
+
+def _entry(cache, root):
+    e = cache / kernel_cache.cache_subdir(str(root)) / "k.f-4.py311.nbi"
+    e.parent.mkdir(parents=True, exist_ok=True)
+    e.write_bytes(b"x")
+    return e
+
+
+def test_an_unchanged_stamp_skips_the_hashing(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel_cache, "_RACY_NS", 0)  # sources written just now: trusted all the same
+    cache, root = tmp_path / "cache", tmp_path / "pkg"
+    _package(root, "1")
+    _entry(cache, root)
+    assert kernel_cache.drop_stale_entries(str(cache), str(root)) == 1  # no record yet
+    _entry(cache, root)
+    assert kernel_cache.drop_stale_entries(str(cache), str(root)) == 0  # recorded: kept, stamp written
+    assert list(cache.glob("tracevis3d-stamps-*.sig"))
+
+    def no_hashing(_root):
+        raise AssertionError("hashed the sources though no file changed")
+
+    monkeypatch.setattr(kernel_cache, "kernel_module_hashes", no_hashing)
+    assert kernel_cache.drop_stale_entries(str(cache), str(root)) == 0
+
+
+def test_an_edit_of_the_same_size_and_time_is_still_seen(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel_cache, "_RACY_NS", 0)
+    cache, root = tmp_path / "cache", tmp_path / "pkg"
+    src = _package(root, "1")
+    kernel_cache.drop_stale_entries(str(cache), str(root))
+    e = _entry(cache, root)
+    assert kernel_cache.drop_stale_entries(str(cache), str(root)) == 0 and e.exists()
+    new = root / "k.py.new"  # an editor's save: a new file of the same size and time renamed over it
+    new.write_text(src.read_text().replace("return 1", "return 2"))
+    os.utime(new, (OLD, OLD))
+    os.replace(new, src)
+    assert kernel_cache.drop_stale_entries(str(cache), str(root)) == 1 and not e.exists()
+
+
+def test_a_source_changed_just_now_makes_no_stamp(tmp_path, monkeypatch):
+    root = tmp_path / "pkg"
+    _package(root, "1")  # written (its change time) just now: within the racy window
+    assert kernel_cache.sources_stamp(str(root)) is None
+    monkeypatch.setattr(kernel_cache, "_RACY_NS", 0)
+    assert kernel_cache.sources_stamp(str(root)) is not None
