@@ -64,6 +64,9 @@ ALLOCATORS_COUNTER = "memory-infra allocators"
 TOTALS_COUNTER = "memory-infra totals"
 UNIT = "B"
 MAX_EXACT = 2 ** 53  # bytes and counts past it are not exact in float64: refused
+#: heap nodes resolved into stacks per byte of the trace (plus 2**20): the bound on that work when
+#: dumps keep changing their maps (`chrome_heap_stacks.HeapStacks`); real dumps resolve each node once
+WORK_PER_BYTE = 4
 #: the Chrome reader's repair (`chrome.REPAIRS`) for the dumps `dump_counters` leaves out
 REPAIRS = {"memory_dump_bad": "memory-infra dump (ph v) with wrong types, missing keys, or values that are not hex "
                               "or out of range: left it (or its bad part) out"}
@@ -306,47 +309,35 @@ def dump_counters(buf, source: str, lim, skip_counts, t0: float, counters: dict,
     return out
 
 
-def _heap_stack(pid_maps: dict, node, lim, problems: _Problems, where: str) -> tuple | None:
-    """The frames (innermost first) of heap node ``node`` through the process's persistent maps."""
-    strings, nodes = pid_maps["strings"], pid_maps["nodes"]
-    frames, seen = [], set()
-    while node is not None:
-        if node in seen or len(frames) >= lim.max_stack_depth:
-            problems.add(where, f"heaps_v2 node {node} starts a parent chain that loops or passes max_stack_depth")
-            break
-        seen.add(node)
-        entry = nodes.get(node)
-        if entry is None:
-            if not frames:
-                problems.add(where, f"heaps_v2 node {str(node)[:40]} is not in maps.nodes")
-                return None
-            break
-        sid, node = entry
-        frames.append(strings.get(sid, f"string {sid}") if isinstance(sid, int) else f"string {str(sid)[:40]}")
-    return tuple(frames)
-
-
 def _update_maps(pid_maps: dict, heaps: dict, problems: _Problems, where: str) -> None:
-    """Add a dump's ``maps`` (strings, nodes) to its process's: a later entry of an id wins."""
+    """Add a dump's ``maps`` (strings, nodes) to its process's: a later entry of an id wins (one
+    that changes an entry clears the process's resolved stacks, `HeapStacks`)."""
     maps = heaps.get("maps", {})
     if not isinstance(maps, dict):
         problems.add(where, "heaps_v2.maps is not an object")
         return
+    changed = False
     for key, fields in (("strings", ("string",)), ("nodes", ("name_sid",))):
         items = maps.get(key, [])
         if not isinstance(items, list):
             problems.add(where, f"heaps_v2.maps.{key} is not a list")
             continue
+        table = pid_maps[key]
         for it in items:
             if not isinstance(it, dict) or not isinstance(it.get("id"), int) or any(f not in it for f in fields):
                 problems.add(where, f"heaps_v2.maps.{key} holds an entry without id or {fields[0]}")
                 continue
             if key == "strings":
                 s = it["string"]
-                pid_maps["strings"][it["id"]] = s[:4096] if isinstance(s, str) else str(s)[:200]
+                value = s[:4096] if isinstance(s, str) else str(s)[:200]
             else:
                 parent = it.get("parent")
-                pid_maps["nodes"][it["id"]] = (it["name_sid"], parent if isinstance(parent, int) else None)
+                value = (it["name_sid"], parent if isinstance(parent, int) else None)
+            if it["id"] in table and table[it["id"]] != value:
+                changed = True
+            table[it["id"]] = value
+    if changed:
+        pid_maps["memo"].clear()
 
 
 def _heap_entries(d: Dump, pid_maps: dict, lim, problems: _Problems) -> list:
@@ -392,37 +383,41 @@ def load_memory_dumps(data, source: str, lim, warn: bool = True):
 
     problems = _Problems(source)
     dumps, pnames, t_last = scan_dumps(data, source, lim, problems)
-    entries = []  # (dump, site key, thread key, frames, bytes, objects)
+    entries = []  # (dump, site key, thread key, stack: a node of `stacks`, bytes, objects)
+    from .chrome_heap_stacks import HeapStacks
+
+    stacks = HeapStacks(lim, WORK_PER_BYTE * len(data) + (1 << 20))
     if any(isinstance(d.dumps.get("heaps_v2"), dict) for d in dumps):
         maps_of: dict = {}
         for d in dumps:
             if not isinstance(d.dumps.get("heaps_v2"), dict):
                 continue
-            pm = maps_of.setdefault(d.pid, {"strings": {}, "nodes": {}})
+            pm = maps_of.setdefault(d.pid, {"strings": {}, "nodes": {}, "memo": {}})
             rows = _heap_entries(d, pm, lim, problems)
             for alloc, node, b, c in rows:
-                frames = _heap_stack(pm, node, lim, problems, d.where)
-                if frames is not None:
-                    entries.append((d, (d.pid, alloc, frames), (d.pid, alloc), frames, b, c))
+                top = stacks.resolve(pm, node, problems, d.where)
+                if top is not None:
+                    entries.append((d, (d.pid, alloc, top), (d.pid, alloc), top, b, c))
             if not rows:
-                entries.append((d, None, None, (), 0, 0))  # a dump that held nothing still counts
+                entries.append((d, None, None, -1, 0, 0))  # a dump that held nothing still counts
     heap_mode = any(e[1] is not None for e in entries)
     if not heap_mode:  # no heap dumps that could be read: the allocators' sizes
         entries = []
+        stacks = HeapStacks(lim, 0)
         for d in dumps:
             sizes = allocator_sizes(d, problems, "effective_size")
             for alloc, b in sizes.items():
-                entries.append((d, (d.pid, alloc), (d.pid, ""), (alloc,), b, 0))
+                entries.append((d, (d.pid, alloc), (d.pid, ""), stacks.node(-1, alloc), b, 0))
     problems.report(warn)
     if not any(e[1] is not None for e in entries):
         what = "no memory-infra dumps (no \"ph\": \"v\" events)" if not dumps else \
             f"{len(dumps)} memory-infra dumps, none with allocators or heaps_v2 that could be read"
         raise TraceFormatError(f"{source}: {what}: record with the disabled-by-default-memory-infra category "
                                f"(docs/memory.md)")
-    return _capture(MemoryCapture, source, entries, pnames, t_last, heap_mode, len(dumps))
+    return _capture(MemoryCapture, source, entries, stacks, pnames, t_last, heap_mode, len(dumps))
 
 
-def _capture(MemoryCapture, source, entries, pnames, t_last, heap_mode: bool, n_dumps: int):
+def _capture(MemoryCapture, source, entries, stacks, pnames, t_last, heap_mode: bool, n_dumps: int):
     """Sample-and-hold ranges from the dumps' entries, and the capture's figures."""
     # each process's dumps that hold entries, in time order; a range lasts to the process's next one
     by_pid: dict = {}
@@ -436,16 +431,16 @@ def _capture(MemoryCapture, source, entries, pnames, t_last, heap_mode: bool, n_
         for a, b in zip(order, order[1:] + [None]):
             next_t[id(a)] = b.ts if b is not None else t_end
         last_of.add(id(order[-1]))
-    sites, threads, frame_ids = {}, {}, {}
-    site_frames, site_thread = [], []
+    sites, threads = {}, {}
+    site_node, site_thread = [], []
     r_site, r_start, r_end, r_size, r_count, r_leak = [], [], [], [], [], []
-    for d, skey, tkey, frames, b, c in entries:
+    for d, skey, tkey, top, b, c in entries:
         if skey is None or b <= 0:
             continue
         s = sites.get(skey)
         if s is None:
-            s = sites[skey] = len(site_frames)
-            site_frames.append([frame_ids.setdefault(f, len(frame_ids)) for f in frames])
+            s = sites[skey] = len(site_node)
+            site_node.append(top)
             site_thread.append(threads.setdefault(tkey, len(threads)))
         r_site.append(s)
         r_start.append((d.ts - t0) / 1000.0)
@@ -468,15 +463,16 @@ def _capture(MemoryCapture, source, entries, pnames, t_last, heap_mode: bool, n_
         cur[d.pid] = held_at[id(d)]
         if sum(cur.values()) > peak:
             peak, hwm = sum(cur.values()), d.ts
-    frame_names = list(frame_ids)
-    n_sites = len(site_frames)
+    site_frames, frame_names = stacks.site_stacks(site_node)
+    n_sites = len(site_node)
     t_names = []
     for pid, alloc in threads:
         proc = f"{pnames.get(pid, 'process')} {pid}"
         t_names.append(f"{proc} · {alloc}" if alloc else proc)
     several = len(threads) > 1
     site_function = []
-    for s, fr in enumerate(site_frames):
+    for s in range(n_sites):
+        fr = site_frames.frames(s, 1)
         name = frame_names[fr[0]] if fr else "<no frames>"
         site_function.append(f"{name} · {t_names[site_thread[s]]}" if several or not heap_mode else name)
     site_start = np.full(n_sites, np.inf)

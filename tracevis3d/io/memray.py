@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import TraceFormatError
 from .memray_capture import (FIELDS, LZ4_MAGIC, MEMRAY_MAGIC, NATIVE_FIELDS, MemoryCapture, _assemble,
-                             _captured_stderr, _fail, _head_check, _memray_version)
+                             _captured_stderr, _fail, _head_check, _memray_version, trie_of_tuples)
 from .memray_live import MemrayLiveStream
 from .memray_own import _load_own, _own_reader_refuses, scan_bytes, scan_file
 
@@ -178,7 +178,8 @@ def _read(reader, md, path: str) -> MemoryCapture:
             thread_name.setdefault(int(r.tid), "")
     return _assemble(
         path, address=address, size=size, allocator=allocator, tid=tid, skey=skey,
-        keys=np.array(keys, np.uint64).reshape(len(keys), -1), stack_tuples=stack_tuples, thread_name=thread_name,
+        keys=np.array(keys, np.uint64).reshape(len(keys), -1), stacks=trie_of_tuples(stack_tuples),
+        thread_name=thread_name,
         leaked_bytes=leaked_bytes, peak_bytes=int(md.peak_memory), n_allocations=int(md.total_allocations),
         snap_ms=np.array([s.time - start_ms for s in snaps], np.float64),
         snap_rss=np.array([s.rss for s in snaps], np.int64), snap_heap=np.array([s.heap for s in snaps], np.int64),

@@ -4,9 +4,11 @@ turns the records' columns into ranges, sites and stacks (`tracevis3d.io.memray`
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import struct
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,7 +38,8 @@ class MemoryCapture:
     ``range_allocator`` (memray's `AllocatorType` code), ``range_record``/``range_freed_by``
     (record indices; -1: never freed).
     Stacks: ``stack_frames[s]`` frame ids innermost first (into ``frame_function``,
-    ``frame_file``, ``frame_line``), ``stack_site[s]``.  Sites (innermost frames): ``site_function``,
+    ``frame_file``, ``frame_line``; a `StackFrames`: the stacks as a trie, a stack's list made
+    when asked), ``stack_site[s]``.  Sites (innermost frames): ``site_function``,
     ``site_file``, ``site_line``; per site ``site_start``/``site_end`` (first allocation, last
     moment it held bytes), ``site_bytes``/``site_count`` (allocated in all).
     Snapshots: ``snap_ms``, ``snap_rss``, ``snap_heap``.  High-water mark: ``hwm_ms``.
@@ -64,7 +67,7 @@ class MemoryCapture:
     range_allocator: np.ndarray
     range_record: np.ndarray
     range_freed_by: np.ndarray
-    stack_frames: list
+    stack_frames: "StackFrames"
     stack_site: np.ndarray
     frame_function: list
     frame_file: list
@@ -119,10 +122,158 @@ class MemoryCapture:
     def stack_text(self, s: int, max_frames: int = 30) -> list:
         """Stack ``s`` as ``function (file:line)`` lines, innermost first."""
         out = []
-        for fr in self.stack_frames[s][:max_frames]:
+        for fr in self.stack_frames.frames(s, max_frames):
             f = _short_file(self.frame_file[fr])
             out.append(f"{self.frame_function[fr]} ({f}:{int(self.frame_line[fr])})" if f else self.frame_function[fr])
         return out
+
+
+class StackFrames(Sequence):
+    """A capture's stacks as a trie (`kernels.stack_trie`): ``node_frame`` (a frame id per node),
+    ``node_parent`` (-1: a root; parents first), and per stack its innermost node
+    (``stack_node``, -1: no frames) and its number of frames (``stack_len``).  As a sequence,
+    ``stacks[s]`` is stack ``s``'s frame ids innermost first (a list made when asked: O(its
+    depth)); thousands of stacks that share a deep prefix keep that prefix once, so the table is
+    linear in the capture, not stacks × depth (issue 78)."""
+
+    __slots__ = ("node_frame", "node_parent", "stack_node", "stack_len")
+
+    def __init__(self, node_frame, node_parent, stack_node, stack_len):
+        self.node_frame = np.asarray(node_frame, np.int64)
+        self.node_parent = np.asarray(node_parent, np.int64)
+        self.stack_node = np.asarray(stack_node, np.int64)
+        self.stack_len = np.asarray(stack_len, np.int64)
+
+    def __len__(self) -> int:
+        return int(self.stack_node.shape[0])
+
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return [self.frames(i) for i in range(*s.indices(len(self)))]
+        return self.frames(s)
+
+    def frames(self, s: int, limit: int | None = None) -> list:
+        """Stack ``s``'s frame ids, innermost first, at most ``limit`` of them."""
+        s = operator.index(s)
+        n = len(self)
+        if s < 0:
+            s += n
+        if not 0 <= s < n:
+            raise IndexError(f"stack {s} of {n}")
+        x, r = int(self.stack_node[s]), int(self.stack_len[s])
+        if limit is not None:
+            r = min(r, int(limit))
+        out = []
+        frame, parent = self.node_frame, self.node_parent
+        while x >= 0 and r > 0:
+            out.append(int(frame[x]))
+            x = int(parent[x])
+            r -= 1
+        return out
+
+    def touching(self, frames) -> np.ndarray:
+        """bool per stack: it holds one of ``frames`` (frame ids), in one pass over the trie."""
+        from ..kernels.stack_trie import stacks_touching
+
+        want = np.zeros(int(self.node_frame.max()) + 1 if self.node_frame.size else 1, bool)
+        ids = np.asarray(sorted(int(f) for f in frames if 0 <= int(f) < want.size), np.int64)
+        want[ids] = True
+        hit = np.zeros(self.node_frame.size, bool)
+        ok = self.node_frame >= 0
+        hit[ok] = want[self.node_frame[ok]]
+        return stacks_touching(self.node_parent, hit, self.stack_node, self.stack_len)
+
+    def __eq__(self, other):
+        if not isinstance(other, (StackFrames, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(list(a) == list(b) for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"StackFrames({len(self)} stacks, {self.node_frame.size} trie nodes)"
+
+
+@dataclass
+class StackInput:
+    """What a reader gives `_assemble` of its stacks: distinct locations (``loc_function``,
+    ``loc_file``, ``loc_line``), a trie of them (``node_loc``, ``node_parent``: parents first)
+    and per stack key its innermost node and number of frames (``stack_node``, ``stack_len``)."""
+
+    loc_function: list
+    loc_file: list
+    loc_line: np.ndarray
+    node_loc: np.ndarray
+    node_parent: np.ndarray
+    stack_node: np.ndarray
+    stack_len: np.ndarray
+
+
+def int32_lines(lines) -> np.ndarray:
+    """Line numbers as int32 the way C's ``int`` holds them (modulo 2**32): a line table can add
+    up to any number; memray's reader keeps it in an ``int``."""
+    a = np.asarray(lines, np.int64)
+    return ((a + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+
+
+def trie_of_tuples(stack_tuples: list) -> StackInput:
+    """The `StackInput` of stacks given as lists of (function, file, line), innermost first (what
+    memray's ``stack_trace()`` gives): each location and each (parent, location) once; linear in
+    the frames given."""
+    locs: dict = {}
+    nodes: dict = {}
+    node_loc, node_parent, stack_node, stack_len = [], [], [], []
+    for tuples in stack_tuples:
+        x = -1
+        for fr in reversed(tuples):
+            loc = locs.setdefault(fr, len(locs))
+            y = nodes.get((x, loc))
+            if y is None:
+                y = nodes[(x, loc)] = len(node_loc)
+                node_loc.append(loc)
+                node_parent.append(x)
+            x = y
+        stack_node.append(x)
+        stack_len.append(len(tuples))
+    keys = list(locs)
+    return StackInput([k[0] for k in keys], [k[1] for k in keys], np.array([k[2] for k in keys], np.int64),
+                      np.array(node_loc, np.int64), np.array(node_parent, np.int64), np.array(stack_node, np.int64),
+                      np.array(stack_len, np.int64))
+
+
+def stack_table(st: StackInput) -> tuple:
+    """(`StackFrames`, frame_function, frame_file, frame_line) of a `StackInput`: the frames
+    numbered in the order a walk of the stacks meets them (stack order, innermost first), each
+    node walked once (`kernels.stack_trie.first_seen_labels`)."""
+    from ..kernels.stack_trie import first_seen_labels
+
+    rank, order = first_seen_labels(st.node_parent, st.node_loc, st.stack_node, st.stack_len, len(st.loc_function))
+    ids = order.tolist()
+    frame_function = [st.loc_function[k] for k in ids]
+    frame_file = [st.loc_file[k] for k in ids]
+    frame_line = int32_lines(np.asarray(st.loc_line, np.int64)[order]) if order.size else np.zeros(0, np.int32)
+    node_frame = rank[st.node_loc] if st.node_loc.size else np.zeros(0, np.int64)
+    return StackFrames(node_frame, st.node_parent, st.stack_node, st.stack_len), frame_function, frame_file, frame_line
+
+
+def _sites(stacks: StackFrames, frame_function, frame_file, frame_line) -> tuple:
+    """(stack_site, site_function, site_file, site_line): the distinct innermost frames (a stack
+    without frames: "<no Python frames>"), numbered in stack order."""
+    n = len(stacks)
+    has = (stacks.stack_len > 0) & (stacks.stack_node >= 0)
+    inner = np.full(n, -1, np.int64)
+    inner[has] = stacks.node_frame[stacks.stack_node[has]]
+    if not n:
+        return np.zeros(0, np.int32), [], [], np.zeros(0, np.int32)
+    uniq, first, inv = np.unique(inner, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    site_of = np.empty(uniq.size, np.int32)
+    site_of[order] = np.arange(uniq.size, dtype=np.int32)
+    keys = uniq[order].tolist()
+    site_function = [frame_function[k] if k >= 0 else "<no Python frames>" for k in keys]
+    site_file = [frame_file[k] if k >= 0 else "" for k in keys]
+    site_line = np.array([int(frame_line[k]) if k >= 0 else 0 for k in keys], np.int32)
+    return site_of[inv.reshape(-1)], site_function, site_file, site_line
 
 
 def _short_file(path: str) -> str:
@@ -220,13 +371,13 @@ def _end_past_the_snapshots(end_ms: float, pos, snap_ms, n_placed: int, n: int, 
     return last_ms + step
 
 
-def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tuples, thread_name,
+def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stacks, thread_name,
               leaked_bytes, peak_bytes, n_allocations, snap_ms, snap_rss, snap_heap, snap_pos, start_ms, end_ms,
               command_line, pid, python_allocator, native, trace_python_allocators, main_tid, repairs,
               reader_name, warn, threads_complete=False) -> MemoryCapture:
     """The `MemoryCapture` from either reader's records (one row per allocator record: address,
-    size, allocator, thread id, stack key), the distinct stack keys (``keys``, the frames of each
-    as (function, file, line) innermost first in ``stack_tuples``) and the memory snapshots.
+    size, allocator, thread id, stack key), the distinct stack keys (``keys``, their frames in
+    ``stacks``, a `StackInput` of the same order) and the memory snapshots.
     ``snap_pos`` (records before each snapshot) is known to our reader; memray's gives the heap at
     each snapshot instead (``snap_heap``), which places it.  Figures left None are computed from the
     paired ranges.  ``threads_complete``: ``thread_name`` has every thread of the records."""
@@ -261,21 +412,7 @@ def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tup
         repairs["allocation_over_live_range"] = {"count": int(n_over), "first": -1,
                                                  "action": "the earlier range ends where the address is reused"}
 
-    # frames of the distinct stacks; threads
-    frames: dict = {}
-    frame_function, frame_file, frame_line = [], [], []
-    stack_frames: list = []
-    for tuples in stack_tuples:
-        ids = []
-        for fr in tuples:
-            f = frames.get(fr)
-            if f is None:
-                f = frames[fr] = len(frame_function)
-                frame_function.append(fr[0])
-                frame_file.append(fr[1])
-                frame_line.append(fr[2])
-            ids.append(f)
-        stack_frames.append(ids)
+    stack_frames, frame_function, frame_file, frame_line = stack_table(stacks)
     if not threads_complete:  # a name for every thread that has records
         for t in np.unique(tid).tolist():
             thread_name.setdefault(int(t), "")
@@ -292,21 +429,7 @@ def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tup
     r_thread = _lookup(tids.astype(np.uint64)[:, None], tid[idx])
     hwm_ms = float(t_rec[at]) if at >= 0 else 0.0
 
-    # sites: distinct innermost frames
-    site_of_frame: dict = {}
-    site_function, site_file, site_line = [], [], []
-    stack_site = np.zeros(len(stack_frames), np.int32)
-    for s, ids in enumerate(stack_frames):
-        key = ids[0] if ids else -1
-        g = site_of_frame.get(key)
-        if g is None:
-            g = site_of_frame[key] = len(site_function)
-            if key >= 0:
-                site_function.append(frame_function[key]); site_file.append(frame_file[key])
-                site_line.append(frame_line[key])
-            else:
-                site_function.append("<no Python frames>"); site_file.append(""); site_line.append(0)
-        stack_site[s] = g
+    stack_site, site_function, site_file, site_line = _sites(stack_frames, frame_function, frame_file, frame_line)
     n_sites = len(site_function)
     r_site = stack_site[r_stack] if stack_site.size else np.zeros(idx.size, np.int32)
     r_size = size[idx]
@@ -335,8 +458,8 @@ def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stack_tup
         range_leaked=leaked, range_stack=r_stack, range_thread=r_thread,
         range_allocator=allocator[idx].astype(np.int8), range_record=idx.astype(np.int64), range_freed_by=freed_by,
         stack_frames=stack_frames, stack_site=stack_site, frame_function=frame_function, frame_file=frame_file,
-        frame_line=np.array(frame_line, np.int32), site_function=site_function, site_file=site_file,
-        site_line=np.array(site_line, np.int32), site_start=np.where(np.isfinite(site_start), site_start, 0.0),
+        frame_line=frame_line, site_function=site_function, site_file=site_file,
+        site_line=site_line, site_start=np.where(np.isfinite(site_start), site_start, 0.0),
         site_end=site_end, site_bytes=site_bytes, site_count=site_count, thread_ids=tids,
         thread_names=[thread_name[int(t)] or ("main thread" if int(t) == main_tid else f"thread {int(t)}")
                       for t in tids],

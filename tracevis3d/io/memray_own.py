@@ -9,7 +9,8 @@ import struct
 import numpy as np
 
 from ..errors import TraceFormatError
-from .memray_capture import HEADER_COUNT_AT, HEADER_VERSION, MEMRAY_MAGIC, MemoryCapture, _assemble, _fail, _head_check
+from .memray_capture import (HEADER_COUNT_AT, HEADER_VERSION, MEMRAY_MAGIC, MemoryCapture, StackInput, _assemble,
+                             _fail, _head_check, int32_lines)
 
 
 # ----------------------------------------------------------------------------- our own reader
@@ -241,6 +242,60 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
     return {"header": head, "data": data, "scan": scan}
 
 
+def _code_rows(co_id: np.ndarray, fr_code: np.ndarray) -> np.ndarray:
+    """Per frame the row of its code object's CODE_OBJECT record (the last of its id, as a dict
+    filled in stream order keeps it); -1 when the capture has none."""
+    if not co_id.size:
+        return np.full(fr_code.shape[0], -1, np.int64)
+    order = np.argsort(co_id, kind="stable")
+    ids = co_id[order]
+    last = np.flatnonzero(np.r_[ids[1:] != ids[:-1], True])  # the last row of each id
+    ids, rows = ids[last], order[last]
+    at = np.minimum(np.searchsorted(ids, fr_code), ids.size - 1)
+    return np.where(ids[at] == fr_code, rows[at], -1).astype(np.int64)
+
+
+def _stack_input(data: bytes, codes, frames, nodes, keys, key_tid, main_tid: int, skipped: int) -> StackInput:
+    """The `StackInput` of our scan: memray's FrameTree nodes (node 0, the root, left out) as the
+    trie, a frame's location (function, file, line) once per frame id and deduplicated; per stack
+    key its node and depth, less memray's skipped outermost frames on the main thread (as memray's
+    reader leaves them out).  Linear in the nodes, frames and code objects."""
+    from ..kernels.memray_scan import frame_lines
+    from ..kernels.stack_trie import trie_depths
+
+    co_id, co = codes
+    fr_code, fr_off, _fr_entry = frames
+    nd_frame, nd_parent = nodes
+    row = _code_rows(co_id, fr_code)
+    buf = np.frombuffer(data, np.uint8)
+    line = int32_lines(frame_lines(buf, co[:, 5].copy(), co[:, 6].copy(), co[:, 4].copy(), row, fr_off)) \
+        if fr_code.size else np.zeros(0, np.int32)
+    # (function, file) once per code object a frame uses; a frame of an unknown code: ("", "", 0)
+    names: dict = {("", ""): 0}
+    name_of_row = np.zeros(max(co.shape[0], 1), np.int64)
+    for r in np.unique(row[row >= 0]).tolist():
+        c = co[r]
+        key = (data[c[0]:c[1]].decode("utf-8", "replace"), data[c[2]:c[3]].decode("utf-8", "replace"))
+        name_of_row[r] = names.setdefault(key, len(names))
+    fname = np.where(row >= 0, name_of_row[np.maximum(row, 0)], 0)
+    loc_key = (fname.astype(np.uint64) << np.uint64(32)) | (line.astype(np.uint32).astype(np.uint64))
+    uniq, loc_of_frame = np.unique(loc_key, return_inverse=True)
+    name_list = list(names)
+    u_name = (uniq >> np.uint64(32)).astype(np.int64).tolist()
+    loc_line = (uniq & np.uint64(0xFFFFFFFF)).astype(np.uint32).astype(np.int32).astype(np.int64)
+    # the trie: memray's nodes 1.. as 0.., a child of the root a root
+    node_parent = nd_parent[1:].astype(np.int64) - 1
+    node_loc = loc_of_frame.reshape(-1)[nd_frame[1:]] if nd_frame.size > 1 else np.zeros(0, np.int64)
+    depth = trie_depths(node_parent)
+    stack_node = keys.astype(np.int64) - 1
+    stack_len = np.where(stack_node >= 0, depth[np.maximum(stack_node, 0)] if depth.size else 0, 0)
+    if skipped:
+        on_main = np.asarray(key_tid, np.uint64) == np.uint64(main_tid)
+        stack_len = np.where(on_main, np.maximum(stack_len - skipped, 0), stack_len)
+    return StackInput([name_list[k][0] for k in u_name], [name_list[k][1] for k in u_name], loc_line,
+                      node_loc.astype(np.int64), node_parent, stack_node, stack_len.astype(np.int64))
+
+
 def _load_own(path: str, limits, warn: bool) -> MemoryCapture:
     return _capture_of(scan_file(path, limits), path, limits, warn)
 
@@ -264,42 +319,15 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False,
                    for t, a, b in zip(th_tid.tolist(), th_n0.tolist(), th_n1.tolist())}
 
     # stacks: the distinct stack ids in first-seen order, frees too (stack 0, as memray's path keys
-    # them), and their frames
+    # them), and their frames: memray's FrameTree as a trie, each node's location computed once
     from ..kernels.memray_scan import first_records
 
     first = first_records(stack_id, nodes[0].shape[0])
     keys = np.flatnonzero(first >= 0)
     keys = keys[np.argsort(first[keys], kind="stable")]
-    first_rec = first[keys]
-    code_info = {}
-    co_id, co = codes
-    for c, row in zip(co_id.tolist(), co.tolist()):
-        code_info[c] = (data[row[0]:row[1]].decode("utf-8", "replace"), data[row[2]:row[3]].decode("utf-8", "replace"),
-                        row[4], data[row[5]:row[6]])
-    fr_code, fr_off, _fr_entry = frames
-    nd_frame, nd_parent = nodes
-    location: dict = {}
-
-    def frame_location(fid: int) -> tuple:
-        loc = location.get(fid)
-        if loc is None:
-            fn, file, firstline, table = code_info.get(int(fr_code[fid]), ("", "", 0, b""))
-            off = int(fr_off[fid])
-            line = _line_311(table, off, firstline) if table and off >= 0 else 0
-            loc = location[fid] = (fn, file, line)
-        return loc
-
     main_tid, skipped = int(head["main_tid"]), int(head["skipped"])
-    stack_tuples = []
-    for k, r in zip(keys.tolist(), first_rec.tolist()):
-        fids = []
-        node = k
-        while node != 0 and len(fids) <= limits.max_stack_depth:
-            fids.append(int(nd_frame[node]))
-            node = int(nd_parent[node])
-        if skipped and int(tid[r]) == main_tid:
-            del fids[max(len(fids) - skipped, 0):]
-        stack_tuples.append([frame_location(f) for f in fids])
+    stacks = _stack_input(data, codes, frames, nodes, keys, tid[first[keys]] if n else np.zeros(0, np.uint64),
+                          main_tid, skipped)
 
     # the end from the last byte's arrival: our clock is memray's on loopback (a peer's clock ahead
     # of ours gives a span below 0: not used, its last snapshot is the end)
@@ -312,7 +340,7 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False,
         m_pos, m_rss, m_ms = m_pos[::stride], m_rss[::stride], m_ms[::stride]
     return _assemble(
         path, address=address, size=size, allocator=allocator, tid=tid, skey=stack_id,
-        keys=keys.reshape(-1, 1), stack_tuples=stack_tuples, thread_name=thread_name, leaked_bytes=None,
+        keys=keys.reshape(-1, 1), stacks=stacks, thread_name=thread_name, leaked_bytes=None,
         peak_bytes=None, n_allocations=n, snap_ms=m_ms.astype(np.float64), snap_rss=m_rss.astype(np.int64),
         snap_heap=None, snap_pos=m_pos, start_ms=float(head["start_ms"]),
         end_ms=max(float(head["end_ms"] - head["start_ms"]), arrived, 0.0), command_line=head["command_line"],

@@ -275,24 +275,25 @@ def _segments(buf, p, end, max_name):
 
 
 @njit(cache=True, nogil=True)
-def _switch(buf, p, t_keys, t_val, threads, stacks, depth, n_threads):
+def _switch(buf, p, t_keys, t_val, threads, top, depth, n_threads):
     """A CONTEXT_SWITCH: the thread's index (new threads get a row in ``threads`` (tid, name
-    start, name end) and an empty stack).  Returns (index, threads, stacks, depth, n_threads,
-    t_keys, t_val)."""
+    start, name end) and an empty stack: top node 0, depth 0).  Returns (index, threads, top,
+    depth, n_threads, t_keys, t_val)."""
     tid = _u64le(buf, p)
     cur, new = _intern(t_keys, t_val, n_threads, tid, np.uint64(0), np.uint64(0))
     if new:
         if 2 * (n_threads + 1) > t_val.shape[0]:
             t_keys, t_val = _rehash(t_keys, t_val)
         threads = _grow(threads, n_threads + 1)
-        stacks = _grow(stacks, n_threads + 1)
+        top = _grow(top, n_threads + 1)
         depth = _grow(depth, n_threads + 1)
         threads[cur, 0] = np.int64(tid)
         threads[cur, 1] = -1
         threads[cur, 2] = -1
+        top[cur] = 0
         depth[cur] = 0
         n_threads += 1
-    return cur, threads, stacks, depth, n_threads, t_keys, t_val
+    return cur, threads, top, depth, n_threads, t_keys, t_val
 
 
 @njit(cache=True, nogil=True)
@@ -321,8 +322,8 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
     mem = np.zeros((64, 3), np.uint64)
     t_keys, t_val = np.zeros((16, 3), np.uint64), np.full(16, -1, np.int64)
     threads = np.zeros((8, 3), np.int64)
-    stacks = np.zeros((8, 64), np.int64)  # per thread its FrameTree nodes, bottom first
-    depth = np.zeros(8, np.int64)
+    top = np.zeros(8, np.int64)  # per thread the FrameTree node on top of its stack (0: the root)
+    depth = np.zeros(8, np.int64)  # per thread its stack's depth
     f_keys, f_val = np.zeros((1024, 3), np.uint64), np.full(1024, -1, np.int64)
     frames = np.zeros((256, 3), np.int64)  # code id, instruction offset, entry
     e_keys, e_val = np.zeros((1024, 3), np.uint64), np.full(1024, -1, np.int64)
@@ -356,8 +357,7 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
                 rec_i[n, 0] = a
                 rec_i[n, 1] = cur
                 if not (a == 1 or a == 5 or a == 15):  # a deallocator: memray keeps no stack for it
-                    d = depth[cur]
-                    rec_i[n, 2] = stacks[cur, d - 1] if d > 0 else 0
+                    rec_i[n, 2] = top[cur]
                     rec_u[n, 2] = nid
                     rec_i[n, 3] = generation
                 else:
@@ -385,7 +385,7 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
                 frames[fid, 2] = tok & 1
                 n_frames += 1
             d = depth[cur]
-            parent = stacks[cur, d - 1] if d > 0 else 0
+            parent = top[cur]
             node, new = _intern(e_keys, e_val, n_nodes, np.uint64(parent), np.uint64(fid), np.uint64(0))
             if new:
                 if 2 * (n_nodes + 1) > e_val.shape[0]:
@@ -398,11 +398,7 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
             if d >= max_depth:
                 status = TOO_DEEP
                 break
-            if d >= stacks.shape[1]:
-                grown = np.zeros((stacks.shape[0], min(2 * stacks.shape[1], max_depth)), np.int64)
-                grown[:, :stacks.shape[1]] = stacks
-                stacks = grown
-            stacks[cur, d] = node
+            top[cur] = node
             depth[cur] = d + 1
         elif tok & 0x20:  # OBJECT_RECORD
             status, p = _object(buf, p, end, tok, native, cache, last)
@@ -411,7 +407,9 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
                 status = NO_THREAD
             elif depth[cur] < (tok & 0x0F) + 1:
                 status = POP_EMPTY
-            else:
+            else:  # a node's parent is the node below it on its thread's stack
+                for _ in range((tok & 0x0F) + 1):
+                    top[cur] = nodes[top[cur], 1]
                 depth[cur] -= (tok & 0x0F) + 1
         elif tok == 1:  # TRAILER
             trailer = True
@@ -431,8 +429,8 @@ def scan_capture(buf, start, end, native, cap_hint, max_records, max_depth, max_
             if p + 8 > end:
                 status = CUT
             else:
-                cur, threads, stacks, depth, n_threads, t_keys, t_val = _switch(buf, p, t_keys, t_val, threads,
-                                                                                 stacks, depth, n_threads)
+                cur, threads, top, depth, n_threads, t_keys, t_val = _switch(buf, p, t_keys, t_val, threads, top,
+                                                                              depth, n_threads)
                 p += 8
         elif tok == 10:  # THREAD_RECORD
             q = _string_end(buf, p, end, max_name)
@@ -537,3 +535,75 @@ def record_times_at(pos, snap_ms, n, end_ms):
                 t[k] = lo + w * (k - a + 0.5)
             a = b
     return t
+
+
+@njit(cache=True, nogil=True)
+def _table_varint(buf, p, end):
+    """memray's ``compat::parseLinetable311`` varint: 6-bit groups while bit 6 is set, a byte
+    past the table's end read as 0; the value's low 32 bits (later groups cannot reach them)."""
+    read = np.int64(buf[p]) if p < end else np.int64(0)
+    p += 1
+    val = np.int64(read & 63)
+    shift = 0
+    while read & 64:
+        read = np.int64(buf[p]) if p < end else np.int64(0)
+        p += 1
+        shift += 6
+        if shift < 32:
+            val |= (read & 63) << shift
+    return val & 0xFFFFFFFF, p
+
+
+@njit(cache=True, nogil=True)
+def frame_lines(buf, t0, t1, first_line, row, offset):
+    """The line of every frame (code object ``row[f]``: its location table is ``buf[t0:t1]``, its
+    first line ``first_line``; instruction byte offset ``offset[f]``): memray's
+    ``compat::parseLinetable311`` for Python >= 3.11 (`io.memray_own._line_311`, its Python twin),
+    0 for a frame without a code object, a negative offset or an offset the table does not
+    cover (the table ends, or a zero byte starts an entry).  Each table is walked once for all
+    its frames (in the order of their offsets), not once per frame (issue 78: a 10^6-entry table
+    under thousands of frames).  Lines as int64 (the caller keeps them as C ints)."""
+    n = row.shape[0]
+    out = np.zeros(n, np.int64)
+    key = np.empty(n, np.int64)
+    for f in range(n):  # frames of one code object together, by offset
+        key[f] = row[f] if row[f] >= 0 and offset[f] >= 0 else -1
+    order = np.argsort(key * (np.int64(1) << 32) + np.where(key >= 0, offset // 2, 0), kind="mergesort")
+    k = 0
+    while k < n:
+        r = key[order[k]]
+        if r < 0:
+            k += 1
+            continue
+        start, end = t0[r], t1[r]
+        p = start
+        addr = np.int64(0)
+        line = np.int64(first_line[r])
+        cur_lo, cur_hi = np.int64(0), np.int64(0)  # the entry last read: [lo, hi) at `line`
+        valid = False
+        while k < n and key[order[k]] == r:
+            q = offset[order[k]] // 2
+            while (not valid or q >= cur_hi) and p < end and buf[p] != 0:
+                first = np.int64(buf[p])
+                p += 1
+                code = (first >> 3) & 15
+                end_addr = addr + (first & 7) + 1
+                if code == 14:
+                    u, p = _table_varint(buf, p, end)
+                    line += -(u >> 1) if u & 1 else (u >> 1)
+                    for _ in range(3):
+                        u, p = _table_varint(buf, p, end)
+                elif code == 13:
+                    u, p = _table_varint(buf, p, end)
+                    line += -(u >> 1) if u & 1 else (u >> 1)
+                elif code >= 10 and code <= 12:
+                    line += code - 10
+                    p += 2
+                elif code != 15:
+                    p += 1
+                cur_lo, cur_hi, valid = addr, end_addr, True
+                addr = end_addr
+            if valid and cur_lo <= q < cur_hi:
+                out[order[k]] = line
+            k += 1
+    return out

@@ -496,7 +496,7 @@ def align_calls(cap: MemoryCapture, trace, t1: float, offset_us: float | None = 
         offset, how = float(offset_us), "the wall clocks"
     elif m.any():
         frames = {i for i, f in enumerate(cap.frame_file) if f and (f.endswith("/" + base) or f == base)}
-        stacks = np.array([any(fr in frames for fr in st) for st in cap.stack_frames], bool)
+        stacks = cap.stack_frames.touching(frames)  # one pass over the stacks' trie, not stacks × depth
         sel = stacks[cap.range_stack] if stacks.size else np.zeros(0, bool)
         if sel.any():
             offset = float(trace.start[m].min()) - 1000.0 * float(cap.range_start[sel].min())
