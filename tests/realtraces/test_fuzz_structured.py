@@ -32,11 +32,12 @@ def test_every_kind_of_recording_is_mutated():
     kinds = {}
     for path, kind, data in fuzz_structured.seeds():
         kinds.setdefault(kind, (path, data))
-    assert set(kinds) == {"json", "proto", "text"}, sorted(kinds)
+    assert set(kinds) == {"json", "proto", "text", "marshal"}, sorted(kinds)
     rng = random.Random(3)
     _p, data = kinds["json"]
     tree, _op = fuzz_structured.mutate_json(json.loads(data), rng, 100)
     assert json.dumps(tree, sort_keys=True) != json.dumps(json.loads(data), sort_keys=True)
-    for kind, mutate in (("proto", fuzz_structured.mutate_proto), ("text", fuzz_structured.mutate_text)):
+    for kind, mutate in (("proto", fuzz_structured.mutate_proto), ("text", fuzz_structured.mutate_text),
+                         ("marshal", fuzz_structured.mutate_marshal)):
         _p, data = kinds[kind]
         assert any(mutate(data, random.Random(s))[0] != data for s in range(5)), kind

@@ -146,7 +146,7 @@ OUTPUT_OPS = ("fsize_native", "fsize_compact", "fsize_chrome", "link", "fifo", "
 
 #: the modules of hostile files of the readers (each a ``CASES`` list of (name, factory, expected[, options]))
 FORMAT_CASE_MODULES = ("hostile_profiles", "hostile_text_formats", "hostile_perfetto", "hostile_chrome_v8",
-                       "hostile_more_formats")
+                       "hostile_more_formats", "hostile_numbers")
 
 #: the kinds of input `build` draws from (a seed picks one; ``kinds=`` narrows the draw)
 KINDS = ("case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex", "cone", "output",

@@ -19,6 +19,16 @@ contents are hostile:
 - text (collapsed, perf script, callgrind, ghc-prof, instruments): lines are swapped,
   duplicated, deleted; counts become huge or negative; separators go missing; line ends become
   CRLF; spaces become tabs; names grow to 10^5 characters.
+- marshal (cProfile/profile/yappi pstats dumps, read with the reader's own safe decoder:
+  ``marshal.loads`` of a code object another Python wrote can crash this one): a time or count
+  becomes an edge value, a key's line a huge one, an entry's function a code object nested up
+  to 14 deep (its innermost sometimes unreadable), a caller edge is added back up the graph or
+  retyped; written back by ``marshal.dumps``.
+
+Numeric edges (issue 78), in every family: integers past int64 and of 5,000 digits (past
+Python's int(str) limit), digits that are not ASCII (superscripts, Arabic-Indic, fullwidth),
+the largest and smallest floats, every spelling of inf and nan, negative zero; and deep
+chains (a parent column made one chain, a tree node nested thousands deep).
 
 `build(rng)` returns (bytes, label); fuzz_hostile.py's worker loads the bytes and requires a
 checked `Trace` or a one-line `TraceFormatError` naming the file.  ``TV3D_FUZZ_REALDATA``
@@ -28,9 +38,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import marshal
 import os
 import pathlib
 import random
+import re
+import struct
 
 from hostile_perfetto import varint as enc_varint
 
@@ -65,9 +78,14 @@ def _inflate(p: pathlib.Path) -> bytes:
     return data
 
 
-def classify(data: bytes) -> str:
-    """'json', 'proto' (the whole file decodes as a protobuf message: Perfetto, pprof) or 'text'.
-    Needs no tracevis3d: the fuzzer's parent process names a crashed seed's input with it."""
+#: the recordings that are pstats dumps (by name: marshal.loads is tried on these only, our own files)
+_MARSHAL_NAMES = (".prof", ".pstat", ".prof.gz", ".pstat.gz")
+
+
+def classify(data: bytes, name: str = "") -> str:
+    """'json', 'marshal' (a pstats dump: a recording named ``*.prof`` or ``*.pstat`` that starts
+    with a dict), 'proto' (the whole file decodes as a protobuf message: Perfetto, pprof) or
+    'text'.  Needs no tracevis3d: the fuzzer's parent process names a crashed seed's input with it."""
     head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if head in (b"{", b"["):
         try:
@@ -75,6 +93,8 @@ def classify(data: bytes) -> str:
             return "json"
         except ValueError:
             pass
+    if name.endswith(_MARSHAL_NAMES) and data[:1] in (b"{", b"\xfb"):
+        return "marshal"
     fields = parse_message(data) if len(data) >= 16 else None
     return "proto" if fields and len(fields) >= 2 else "text"
 
@@ -86,7 +106,7 @@ def seeds() -> list:
         for p in seed_files():
             data = _inflate(p)
             if 0 < len(data) <= MAX_SEED_BYTES:
-                out.append((p, classify(data), data))
+                out.append((p, classify(data, p.name), data))
         _seed_cache["all"] = out
     return _seed_cache["all"]
 
@@ -102,6 +122,19 @@ _TIME_KEYS = {"ts", "dur", "tdur", "tts", "time", "timestamp", "startTime", "end
               "start", "end", "timeStamp", "weight", "weights", "samples", "total", "self"}
 _EDGE_VALUES = [1e308, -1e308, -1, 0, -0.0, 2 ** 63, 2 ** 64, -(2 ** 63), 10 ** 30, -(10 ** 30), 2 ** 31, 2 ** 53 + 1,
                 "NaN", "Infinity", "-1", "1e999", 5e-324, 0.5, True, False, None, "", [], {}]
+#: numbers written as JSON text that Python's json cannot write (`_RAW`): past int64, 5,000 digits
+#: (past int(str)'s limit), past the largest double, nan and inf, negative zero, a 5,000-digit fraction
+_RAW_NUMBERS = ["9" * 5000, "-" + "9" * 5000, "1" + "0" * 400, "18446744073709551616", "9223372036854775808",
+                "-9223372036854775809", "1.7976931348623157e308", "-1.7976931348623157e308", "1e309", "-1e999",
+                "2.2250738585072014e-308", "4.9e-324", "-0", "-0.0", "0." + "0" * 5000 + "1", "1e-99999", "NaN",
+                "Infinity", "-Infinity", "1E+308", "123456789012345678901234567890.5"]
+#: numbers written as strings in digits other than ASCII, or in spellings int() and float() read
+#: but a file format does not (where a reader reads a number out of a string: pids, "Thread N")
+_NUMBER_STRINGS = ["\u00b9\u00b2", "\u0661\u0662", "\uff11\uff12", "\u0966", " 12", "12\u00a0", "1_000", "0x7fffffffffffffff",
+                   "9" * 5000, "-0", "nan", "inf", "-Infinity", "1e5000", "\u00b2" * 20]
+#: a JSON string that `_json_bytes` replaces by the raw text between the markers
+_RAW = "\ue000RAW:{}\ue000"
+_RAW_BACK = re.compile(rb'"(?:\\ue000|\xee\x80\x80)RAW:(.*?)(?:\\ue000|\xee\x80\x80)"')
 _STRINGS = ["\ud800", "a\udfffb", "\x00", "nul\x00name", "\u202eevil\u202c", "\u200f\u05d0\u05d1", "e\u0301" * 50,
             "\ufeff", "\uffff", "\U0001f600", "x" * 100_000, "", " ", "\n\r\t", "(root)", "..", "/", "%s%n",
             "{}[]:,\"", "\\", "<a>", "a;b;c", "a b c"]
@@ -161,10 +194,43 @@ def mutate_json(tree, rng: random.Random, n_nodes: int):
     """(tree, op label): one structural mutation of the parsed JSON ``tree``."""
     nodes = _walk(tree, rng)
     op = rng.choice(["retype", "edge", "edge", "empty", "drop", "repeat", "index", "index", "cycle", "cycle_ids",
-                     "backwards", "backwards", "unicode", "swap", "shrink", "dup_id", "same"])
+                     "backwards", "backwards", "unicode", "swap", "shrink", "dup_id", "same", "numtext", "numtext",
+                     "numstring", "chain", "deep"])
     path, v = rng.choice(nodes)
     if op == "retype":
         return _set(tree, path, _other_type(v, rng)), op
+    if op in ("numtext", "numstring"):  # a number as JSON text Python cannot write, or as a string
+        cands = [(p, x) for p, x in nodes if isinstance(x, (int, float)) and not isinstance(x, bool) and p] or \
+            [(p, x) for p, x in nodes if p]
+        if not cands:
+            return tree, f"{op}(none)"
+        p, _ = rng.choice(cands)
+        if op == "numtext":
+            text = rng.choice(_RAW_NUMBERS)
+            return _set(tree, p, _RAW.format(text)), f"numtext {_key_of(p)}={text[:12]}"
+        text = rng.choice(_NUMBER_STRINGS)
+        return _set(tree, p, text), f"numstring {_key_of(p)}={text[:12]!r}"
+    if op == "chain":  # a link column made one chain: entry i's parent is i - 1 (one stack as deep as the table)
+        cands = [(p, x) for p, x in nodes if _key_of(p) in _INDEX_KEYS and isinstance(x, list) and len(x) > 2
+                 and all(isinstance(e, int) and not isinstance(e, bool) or e is None for e in x[:5])]
+        if not cands:
+            return tree, "chain(none)"
+        p, x = rng.choice(cands)
+        x[:] = [None if rng.random() < 0.5 else -1] + list(range(len(x) - 1))
+        return tree, f"chain {_key_of(p)} x{len(x)}"
+    if op == "deep":  # a value nested thousands deep, or a tree node under copies of itself
+        cands = [(p, x) for p, x in nodes if isinstance(x, dict) and isinstance(x.get("children"), list) and p]
+        d = rng.choice([100, 600, 1100, 5000, 100_000])
+        if cands and rng.random() < 0.6:
+            p, x = rng.choice(cands)
+            node = {k: v for k, v in x.items() if k != "children"}
+            text = json.dumps(node, separators=(",", ":"))[:-1]
+            deep = (text + ',"children":[') * min(d, 3000) + text + ',"children":[]}' + "]}" * min(d, 3000)
+            return _set(tree, p, _RAW.format(deep)), f"deep children x{min(d, 3000)}"
+        p, _ = rng.choice([(p, x) for p, x in nodes if p] or [((), tree)])
+        if not p:
+            return tree, "deep(none)"
+        return _set(tree, p, _RAW.format("[" * d + "1" + "]" * d)), f"deep [] x{d}"
     if op == "edge":
         cands = [(p, x) for p, x in nodes if isinstance(x, (int, float)) and not isinstance(x, bool)] or nodes
         p, _ = rng.choice(cands)
@@ -321,8 +387,18 @@ def mutate_json(tree, rng: random.Random, n_nodes: int):
 
 def _json_bytes(tree, rng: random.Random) -> bytes:
     if rng.random() < 0.8:
-        return json.dumps(tree, separators=(",", ":")).encode()  # ensure_ascii: lone surrogates escaped
-    return json.dumps(tree, ensure_ascii=False).encode("utf-8", "surrogatepass")  # raw (invalid UTF-8)
+        out = json.dumps(tree, separators=(",", ":")).encode()  # ensure_ascii: lone surrogates escaped
+    else:
+        out = json.dumps(tree, ensure_ascii=False).encode("utf-8", "surrogatepass")  # raw (invalid UTF-8)
+    return _RAW_BACK.sub(_raw_text, out) if b"RAW:" in out else out
+
+
+def _raw_text(m) -> bytes:
+    """The raw JSON text a `_RAW` string stands for (its JSON escapes undone)."""
+    try:
+        return json.loads(b'"' + m.group(1) + b'"').encode("utf-8", "surrogatepass")
+    except ValueError:
+        return m.group(1).replace(b'\\"', b'"')
 
 
 # ============================================================================ protobuf
@@ -403,9 +479,13 @@ def mutate_proto(data: bytes, rng: random.Random):
     fno, wt, ts, vs, ve = f
     tag = data[ts:vs]
     op = rng.choice(["varint_max", "varint_max", "wire_type", "length_past_end", "repeat", "index", "drop",
-                     "bytes", "packed"])
+                     "bytes", "packed", "double_edge"])
     label = f"{op} field {fno}/wt{wt} depth {len(chain)}"
-    if op == "varint_max":
+    if op == "double_edge":  # a fixed64 field (a double: pprof's and Perfetto's values) at a float's edge
+        x = rng.choice([float("inf"), float("-inf"), float("nan"), -0.0, 1.7976931348623157e308, 5e-324, -1e300])
+        new = enc_varint((fno << 3) | 1) + struct.pack("<d", x)
+        label += f" {x!r}"
+    elif op == "varint_max":
         new = tag if wt == 0 else enc_varint(fno << 3)
         new += enc_varint(rng.choice([(1 << 64) - 1, 1 << 63, (1 << 63) - 1, 1 << 32, (1 << 31), (1 << 31) - 1]))
     elif op == "index":
@@ -463,7 +543,7 @@ def mutate_text(data: bytes, rng: random.Random):
     """(bytes, op label): one line-level mutation of a text recording."""
     lines = data.splitlines(keepends=True) or [b""]
     op = rng.choice(["swap", "duplicate", "delete", "delete_range", "huge", "negative", "separator", "crlf",
-                     "tabs", "longname", "nul", "utf8", "blank", "cut_line"])
+                     "tabs", "longname", "nul", "utf8", "blank", "cut_line", "numtext", "numtext", "digits"])
     n = len(lines)
     i = rng.randrange(n)
     if op == "swap" and n > 1:
@@ -478,8 +558,6 @@ def mutate_text(data: bytes, rng: random.Random):
     elif op == "delete_range":
         del lines[i:i + rng.randint(2, 50)]
     elif op in ("huge", "negative"):
-        import re
-
         nums = [(m.start(), m.end()) for m in re.finditer(rb"\d+(\.\d+)?", lines[i])]
         if not nums:
             cand = [k for k, ln in enumerate(lines) if re.search(rb"\d", ln)]
@@ -507,8 +585,6 @@ def mutate_text(data: bytes, rng: random.Random):
         lines = [ln.replace(b" ", b"\t") for ln in lines] if rng.random() < 0.5 else lines
         lines[i] = lines[i].replace(b" ", b"\t")
     elif op == "longname":
-        import re
-
         words = [(m.start(), m.end()) for m in re.finditer(rb"[A-Za-z_][\w.]*", lines[i])]
         name = rng.choice([b"f", b"\xe2\x80\xae", b"a;b", b"x y", b"("]) * 100_000
         if words:
@@ -524,16 +600,147 @@ def mutate_text(data: bytes, rng: random.Random):
         lines[i] = lines[i][:k] + rng.choice([b"\xff", b"\xed\xa0\x80", b"\xc3", b"\xef\xbf\xbf"]) + lines[i][k:]
     elif op == "blank":
         lines.insert(i, rng.choice([b"\n", b" \n", b"\t\n", b"\r\n"]))
+    elif op in ("numtext", "digits"):  # a number respelled: past int64, 5,000 digits, inf, nan, other digits
+        i = _line_with_number(lines, i, rng)
+        nums = [(m.start(), m.end()) for m in re.finditer(rb"[0-9]+(?:\.[0-9]+)?", lines[i])]
+        if nums:
+            a, b = rng.choice(nums)
+            if op == "digits":
+                script = rng.choice(_DIGIT_SCRIPTS)
+                new = "".join(script[int(c)] if c.isdigit() else c for c in lines[i][a:b].decode()).encode()
+            else:
+                new = rng.choice(_TEXT_NUMBERS)
+            lines[i] = lines[i][:a] + new + lines[i][b:]
+            op += f" {new[:12]!r}"
     elif op == "cut_line":
         ln = lines[i]
         lines[i] = ln[: rng.randrange(len(ln) + 1)] + (b"\n" if rng.random() < 0.5 else b"")
     return b"".join(lines), op
 
 
+#: digits 0-9 in other scripts: superscripts (str.isdigit yes, int no), Arabic-Indic and
+#: fullwidth (int yes), Devanagari
+_DIGIT_SCRIPTS = ["\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079",
+                  "".join(chr(0x660 + k) for k in range(10)), "".join(chr(0xFF10 + k) for k in range(10)),
+                  "".join(chr(0x966 + k) for k in range(10))]
+#: a number token respelled in text: past int64, 5,000 digits, the largest float and past it, inf and nan
+#: in the spellings float() reads, negative zero, hex, a 5,000-digit fraction
+_TEXT_NUMBERS = [b"9" * 5000, b"18446744073709551616", b"9223372036854775808", b"1.7976931348623157e308", b"1e309",
+                 b"-1e309", b"inf", b"-inf", b"Infinity", b"nan", b"NaN", b"-nan", b"-0", b"-0.0", b"0x7fffffff",
+                 b"4.9e-324", b"0." + b"0" * 5000 + b"1", b"1_000", b"+5", b"1e99999"]
+
+
+def _line_with_number(lines: list, i: int, rng: random.Random) -> int:
+    """Line ``i`` when it holds a digit, else a random line that does (``i`` when none does)."""
+    if re.search(rb"[0-9]", lines[i]):
+        return i
+    cand = [k for k, ln in enumerate(lines) if re.search(rb"[0-9]", ln)]
+    return rng.choice(cand) if cand else i
+
+
+# ============================================================================ marshal (pstats dumps)
+#: times (tt, ct) and counts (cc, nc) at their edges: the largest float (the tree fit's bound
+#: overflowed to infinity on it), inf, nan, negative zero, longs past any count
+_MARSHAL_EDGES = [1.7976931348623157e308, -1.7976931348623157e308, float("inf"), float("-inf"), float("nan"), -0.0,
+                  5e-324, 1e300, 1e15, -1.0, 0, 2 ** 31, 2 ** 62, 2 ** 63, 2 ** 64 + 1, 2 ** 119, 2 ** 200, -(2 ** 70),
+                  10 ** 30, True, None, "1", 1.5]
+
+
+def _nested_code(levels: int):
+    """A code object holding functions nested ``levels`` deep (this Python's layout)."""
+    body = "return 1"
+    for d in range(levels):
+        body = f"def f{d}():\n" + "\n".join("    " + ln for ln in body.splitlines()) + f"\nreturn f{d}"
+    return compile("def top():\n" + "\n".join("    " + ln for ln in body.splitlines()), "deep.py", "exec")
+
+
+def mutate_marshal(data: bytes, rng: random.Random):
+    """(bytes, op label): one mutation of a pstats dump (``data``: one of the recordings), read
+    with the reader's safe decoder (code objects come back as their text), written back by
+    marshal.dumps in a random version."""
+    from tracevis3d.io.safe_marshal import read_marshal
+    from tracevis3d.model import TraceFormatError
+
+    try:
+        stats, _ = read_marshal(data, "seed")
+    except TraceFormatError:  # a Python 2 dump: the reader refuses it as it is
+        return data, "marshal(unreadable)"
+    if not isinstance(stats, dict):
+        return data, "marshal(not a dict)"
+    keys = list(stats)
+    if not keys:
+        return data, "marshal(empty)"
+    op = rng.choice(["time", "time", "count", "caller", "line", "code", "cycle", "retype", "many"])
+    k = rng.choice(keys)
+    cc, nc, tt, ct, callers = stats[k]
+    label = op
+    if op in ("time", "count"):
+        v = rng.choice(_MARSHAL_EDGES)
+        vals = [cc, nc, tt, ct]
+        j = rng.choice([2, 3] if op == "time" else [0, 1])
+        vals[j] = v
+        if rng.random() < 0.3:  # the same value for every entry (the largest float everywhere)
+            for kk in keys:
+                e = list(stats[kk])
+                e[j] = v
+                stats[kk] = tuple(e)
+        else:
+            stats[k] = (*vals, callers)
+        label += f" [{j}]={v!r}"[:40]
+    elif op == "caller" and callers:
+        ck = rng.choice(list(callers))
+        cv = callers[ck]
+        v = rng.choice(_MARSHAL_EDGES)
+        callers[ck] = (v, cv[1], cv[2], cv[3]) if isinstance(cv, tuple) and rng.random() < 0.3 else \
+            ((cv[0], cv[1], cv[2], v) if isinstance(cv, tuple) else v)
+        label += f" {v!r}"[:40]
+    elif op == "line":  # a key's line at an edge: its callers' references go with it
+        new = (k[0], rng.choice([2 ** 31, 2 ** 63, -1, 10 ** 30, 2 ** 64]), k[2])
+        stats[new] = stats.pop(k)
+        for e in stats.values():
+            if k in e[4]:
+                e[4][new] = e[4].pop(k)
+        label += f" {new[1]}"
+    elif op == "code":  # an entry named by a code object nested deep (the profile module keys a script so)
+        levels = rng.randint(3, 14)
+        new = (k[0], k[1], _nested_code(levels))
+        stats[new] = stats.pop(k)
+        label += f" x{levels}"
+    elif op == "cycle":  # a callee calls its caller back
+        for callee, e in stats.items():
+            if e[4] and callee != k:
+                caller = next(iter(e[4]))
+                stats[caller][4][callee] = (1, 1, rng.choice([0.0, 1e300, float("inf")]), 1.0)
+                label += " added"
+                break
+    elif op == "retype":
+        stats[k] = rng.choice([(cc, nc, tt, ct), (cc, nc, "t", ct, callers), [cc, nc, tt, ct, callers],
+                               (cc, nc, tt, ct, list(callers.items()))])
+    elif op == "many":  # one caller with many callees, each a new function
+        n = rng.choice([1000, 20_000])
+        for j in range(n):
+            stats[(f"gen{j}.py", j, f"g{j}")] = (1, 1, 1e-6, 1e-6, {k: (1, 1, 1e-6, 1e-6)})
+        label += f" {n}"
+    out = marshal.dumps(stats, rng.choice([2, 3, 4]))
+    if op == "code" and rng.random() < 0.5:  # the innermost code object unreadable in every layout
+        i = out.rfind(b"c\x00\x00\x00\x00")
+        if i > 0:
+            j = i + 1 + 4 * _code_ints()
+            out = out[:j] + b"N" + out[j + 1:]
+            label += " broken"
+    return out, "marshal " + label
+
+
+def _code_ints() -> int:
+    import sys
+
+    return 6 if (3, 8) <= sys.version_info[:2] < (3, 11) else 5
+
+
 # ============================================================================ the kind
 def build(rng: random.Random):
     """(bytes, label): a real recording (`seeds`) with 1-3 structural mutations of its kind."""
-    family = rng.choice(["json", "json", "proto", "text"])  # the few protobuf files get a quarter
+    family = rng.choice(["json", "json", "proto", "text", "marshal"])  # the few protobuf files get a fifth
     pool = [s for s in seeds() if s[1] == family] or seeds()
     path, kind, data = pool[rng.randrange(len(pool))]
     try:
@@ -554,6 +761,9 @@ def build(rng: random.Random):
         for _ in range(k):
             out, op = mutate_proto(out, rng)
             ops.append(op)
+    elif kind == "marshal":
+        out, op = mutate_marshal(data, rng)  # once: a broken dump cannot be read back to mutate again
+        ops.append(op)
     else:
         out = data
         for _ in range(k):

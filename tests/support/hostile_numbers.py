@@ -162,6 +162,13 @@ def austin_ids(pid: str, tid: str, iid: str = "0") -> bytes:
             f"P{pid};T{iid}:{tid};/a.py:main:1;/a.py:work:3 1000\nP{pid};T{iid}:{tid};/a.py:main:1 500\n").encode()
 
 
+def pyspy_chrome_line(line: str) -> bytes:
+    """py-spy's Chrome trace (``--format chrometrace``): each frame's file and line in its args,
+    read after the import (`io.threadnames.locate_pyspy_frames`)."""
+    return ('[{"ph":"X","cat":"py-spy","name":"work","ts":0,"dur":10,"pid":1,"tid":1,'
+            '"args":{"filename":"a.py","line":' + line + '}}]').encode()
+
+
 # ----------------------------------------------------------------------------- perf script
 def perf_threads(n: int) -> bytes:
     """``n`` threads of one event each (one lane each, uncapped: 12.6 s for 200,000)."""
@@ -247,6 +254,8 @@ CASES = [
     *[(f"austin_tid_{k}", (lambda v=v: austin_ids("7", v)), None, {}) for k, v in NUMBER_SPELLINGS.items()],
     *[(f"austin_iid_{k}", (lambda v=v: austin_ids("7", "8", v)), None, {}) for k, v in NUMBER_SPELLINGS.items()],
     ("austin_tid_hex_5000", lambda: austin_ids("7", "f" * 5000), None, {}),
+    *[(f"pyspy_chrome_line_{k}", (lambda v=v: pyspy_chrome_line(v)), None, {})
+      for k, v in (("huge", HUGE), ("1e300", "1e300"), ("negative", "-5"), ("string", '"12"'))],
     *[(f"perf_tid_{k}", (lambda v=v: perf_tid(v)), None, {}) for k, v in NUMBER_SPELLINGS.items() if k != "superscript"],
     ("perf_tid_superscript", lambda: perf_tid(SUPERSCRIPT), r"not a trace in any format", {}),
     # issue 78 case 7: lanes

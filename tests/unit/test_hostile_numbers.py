@@ -238,3 +238,39 @@ def test_the_builder_merges_the_lightest_profiles_into_one_lane(merged):
     if merged:
         u = build(frames, profiles, source="x", fmt="t", limits=Limits(), input_bytes=1000, warn=False, **kw)
         assert t.meta["total_weight"] == pytest.approx(u.meta["total_weight"])
+
+
+# ----------------------------------------------------------------------------- the fuzzer's numeric edges
+def test_the_structured_fuzzer_writes_numbers_json_cannot():
+    """A number the structured fuzzer puts in a JSON tree as raw text (5,000 digits, NaN, -0, a
+    tree nested thousands deep) is in the bytes as that text, whichever way the tree is written."""
+    import json
+    import random
+
+    import fuzz_structured as fs
+
+    tree = {"a": fs._RAW.format("9" * 5000), "b": [fs._RAW.format("-Infinity"), "x\ud800"],
+            "c": fs._RAW.format(json.dumps({"n": "é\"q"})[:-1] + ',"children":[]}')}
+    for seed in range(10):  # ensure_ascii or raw UTF-8
+        out = fs._json_bytes(tree, random.Random(seed))
+        assert b'"a":' + b"9" * 5000 in out.replace(b" ", b"") and b"[-Infinity," in out.replace(b" ", b"")
+        assert b'"c":{"n":"' in out.replace(b" ", b"") and b"RAW:" not in out
+
+
+def test_the_structured_fuzzer_mutates_pstats_dumps():
+    """The marshal family: every mutation of a recording gives bytes (the reader's to judge); the
+    code-object mutation nests code objects and sometimes breaks the innermost."""
+    import random
+
+    import fuzz_structured as fs
+
+    dumps = [(p, d) for p, k, d in fs.seeds() if k == "marshal"]
+    assert len(dumps) >= 6, [str(p) for p, _ in dumps]
+    labels = set()
+    for seed in range(60):
+        rng = random.Random(seed)
+        _p, data = dumps[seed % len(dumps)]
+        out, label = fs.mutate_marshal(data, rng)
+        assert isinstance(out, bytes) and out and label.startswith("marshal"), label
+        labels.add(label.split()[1] if " " in label else label)  # "marshal(unreadable)": the Python 2 dump
+    assert {"time", "count", "line", "code"} <= labels, labels

@@ -145,8 +145,9 @@ def locate_pyspy_frames(trace) -> tuple:
         if n_files[f] > 1:
             ambiguous.append(trace.function_names[f])
             continue
-        line = args.get("line", -1)
-        line = int(line) if isinstance(line, (int, float)) else -1
+        line = args.get("line", -1)  # a line past int32 (or not finite) is none, as the function table holds int32
+        line = int(line) if isinstance(line, (int, float)) and not isinstance(line, bool) and 0 <= line <= 2 ** 31 - 2 \
+            else -1
         p = parse_function_name(trace.function_names[f], file=fname, line=line)
         trace.function_files[f] = fname
         trace.function_lines[f] = line
