@@ -1,1 +1,49 @@
-"""Numba kernels over the Trace arrays (pure functions, no bpy)."""
+"""Numba kernels over the Trace arrays (pure functions, no bpy).
+
+Loading a compiled kernel from numba's cache starts, in numba 0.68, with a full refresh of the
+target context (``Cache.load_overload`` → ``BaseContext.refresh``): the first one imports and
+installs every typing and lowering registry numba has (numpy, linalg, random, typed containers,
+...), a third of a second on 2 cores, which only compiling needs -- a cached kernel's machine
+code links against numba's runtime alone.  `_light_cache_loads` makes the loads of this
+package's kernels initialise the runtime only (`numba.core.runtime.rtsys.initialize`, what the
+refresh does first); a compilation refreshes the contexts itself, as always (``CompilerBase``),
+and other packages' kernels load as numba loads them.
+"""
+import os
+
+try:
+    from numba.core import caching as _caching
+    from numba.core.runtime import rtsys as _rtsys
+except ImportError:  # pragma: no cover - numba is a dependency
+    _caching = _rtsys = None
+
+
+def _light_cache_loads() -> bool:
+    """Install the light load for this package's kernels once per process; False when numba's
+    internals are not the expected ones (then numba loads them as it does) or
+    ``TRACEVIS3D_FULL_REFRESH`` is set."""
+    if _caching is None or os.environ.get("TRACEVIS3D_FULL_REFRESH"):
+        return False
+    cache_cls = _caching.Cache
+    full = cache_cls.load_overload
+    if getattr(full, "tracevis3d_light", False):
+        return True
+    if not all(hasattr(cache_cls, a) for a in ("_load_overload", "_guard_against_spurious_io_errors")) \
+            or not hasattr(_rtsys, "initialize"):
+        return False
+    prefix = __name__ + "."
+
+    def load_overload(self, sig, target_context):
+        if not getattr(getattr(self, "_py_func", None), "__module__", "").startswith(prefix):
+            return full(self, sig, target_context)
+        _rtsys.initialize(target_context)  # the runtime the cached code calls (allocation, ...)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+    load_overload.tracevis3d_light = True
+    load_overload.__doc__ = full.__doc__
+    cache_cls.load_overload = load_overload
+    return True
+
+
+_light_cache_loads()
