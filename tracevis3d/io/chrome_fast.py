@@ -216,6 +216,8 @@ def flow_order(pts: dict, seed) -> tuple:
     file order): (chain key of each event, the order).  No call is needed: it may run on a
     thread of its own while the call tree is built."""
     n_cats = int(pts["cat_off"].size)
+    if not pts["id"].size:  # no flow event: nothing to key (`chain_keys` not loaded for nothing)
+        return np.zeros(0, np.int32), by_key_then_time(np.zeros(0, np.int32), pts["ts"])
     fk, ok = fc.chain_keys(pts["cat"], pts["id"], n_cats)
     if not ok:  # ids spread over a wide range (hashes of string ids): interned
         fk, _ = jsp.intern_pairs(pts["cat"], pts["id"], seed)

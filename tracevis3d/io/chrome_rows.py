@@ -364,9 +364,19 @@ def _fast_outputs(cap: int):
 
 
 def new_fast_out(rows: int, seed: int, max_t: float):
-    """(``fx`` for a scan of ``rows`` rows per chunk, its `FastOut`), the outputs by `_fast_outputs`."""
-    tab, slot, cnt, fl, ov, oi, os_, shp = fs.new_fast(2 * rows, seed, max_t)
-    fx = (tab, slot, cnt, fl, *_fast_outputs(ov.shape[1]), shp)
+    """(``fx`` for a scan of ``rows`` rows per chunk, its `FastOut`): `sidetables.new_fast`'s
+    tables made with numpy (a kernel fewer to load on a process's first load), the outputs by
+    `_fast_outputs`."""
+    cnt = np.zeros(fs.N_CNT, np.int64)
+    cnt[fs.C_SEED] = seed
+    cnt[fs.C_ON] = 1
+    fl = np.full(fs.TAB_CAP + 2, -np.inf)
+    fl[fs.FL_MIN_CTS] = np.inf
+    fl[fs.FL_MAX_T] = max_t
+    shp = np.zeros((fs.N_SHAPES + 1, fs.SHP_W), np.int64)
+    shp[fs.N_SHAPES, fs.RC_LAST] = -1
+    fx = (np.zeros((fs.N_TAB, fs.TAB_CAP, fs.TAB_W), np.int64), np.zeros((fs.N_TAB, fs.SLOTS), np.int32), cnt, fl,
+          *_fast_outputs(max(2 * rows, fs.MAX_PAIRS)), shp)
     return fx, FastOut(fx)
 
 
@@ -433,7 +443,7 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: 
     ii = np.empty((rows, jev.N_I), np.int64)
     ss = np.empty((rows, jev.N_S), np.int32)
     ff = np.empty((rows, jev.N_F), np.float64)
-    vi, vs, vf = js.new_side_rows(rows)
+    vi, vs, vf = (np.empty((rows, w), t) for w, t in ((jev.N_I, np.int64), (jev.N_S, np.int32), (jev.N_F, np.float64)))
     fx, part.fast = new_fast_out(rows, seed, max_t)
     seen = 0
     cnt = fx[2]
