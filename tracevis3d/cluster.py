@@ -12,6 +12,17 @@ written: Dask runs its task again on another worker and the frame is written onc
 result arrives.  A scheduler that cannot be reached, one with no workers, and workers that
 cannot render (no bpy, no TraceVis3D) end in a `ClusterError`: one line naming the address.
 
+Deadlines (issue 78).  Every peer is waited for at most as long as the user says
+(`params.cluster.CLUSTER_SCHEMA`: ``--connect-timeout``, ``--worker-timeout``,
+``--task-timeout``): the scheduler to connect, speak Dask's handshake (checked first by
+`_handshake`: Dask's own client waits for it without end) and answer each call; the workers to
+join, answer the probe, take a file and give a result; and the tasks to finish (no task finished
+for ``task_timeout`` while tasks are out: the worker that holds one and never finishes it).  Each
+ends in one line naming the peer, what it did not do and in how long.  Addresses: ``tcp://``,
+``ws://``, and ``tls://``/``wss://`` with the Dask configuration's TLS settings
+(``distributed.comm.tls.*``, `_security`); ``ucx://`` where its package is installed; anything
+else is refused in one line saying what is supported.
+
 Workers render one task at a time (bpy is one interpreter state: `blender.cluster_worker`
 holds a lock), so ``dask worker --nthreads 1`` is the right worker; more threads only wait.
 """
@@ -23,11 +34,17 @@ import os
 import sys
 import time
 
-#: seconds to reach a scheduler, and to wait for its first worker
-CONNECT_TIMEOUT = 10.0
-WORKER_TIMEOUT = 15.0
-#: seconds for the workers to answer the probe (they import bpy: ~1-3 s)
-PROBE_TIMEOUT = 60.0
+from .params.cluster import CLUSTER_SCHEMA
+
+#: the deadlines' defaults (s), declared once in the schema: the scheduler's, the workers', a task's
+CONNECT_TIMEOUT = CLUSTER_SCHEMA.by_name["connect_timeout"].default
+WORKER_TIMEOUT = CLUSTER_SCHEMA.by_name["worker_timeout"].default
+TASK_TIMEOUT = CLUSTER_SCHEMA.by_name["task_timeout"].default
+#: Dask's comm schemes an address may name; those after the first two need settings or a package
+SCHEMES = ("tcp", "ws", "tls", "wss", "ucx")
+#: schemes that encrypt: the Dask configuration's TLS settings are needed
+TLS_SCHEMES = ("tls", "wss")
+SUPPORTED = "tcp://host:port, ws://host:port, tls:// or wss:// (with Dask's TLS settings), local:N"
 
 
 class ClusterError(RuntimeError):
@@ -49,27 +66,172 @@ def parse_scheduler(spec: str) -> tuple:
         if ":" not in text:
             raise ValueError(f"--scheduler {spec}: an address is host:port or tcp://host:port")
         text = "tcp://" + text
-    return "remote", text
+    scheme, _, rest = text.partition("://")
+    if scheme.lower() not in SCHEMES:
+        raise ValueError(f"--scheduler {spec}: Dask does not speak {scheme}:// here; give {SUPPORTED}")
+    port = rest.rsplit(":", 1)[1] if ":" in rest.lstrip("[").split("]")[-1] else ""
+    if not rest.strip() or (port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535)):
+        raise ValueError(f"--scheduler {spec}: the address needs a host and a port 1-65535 ({scheme}://host:port)")
+    return "remote", scheme.lower() + "://" + rest
 
 
 def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+class Deadlines:
+    """The seconds each peer is waited for (module docstring): ``connect`` (the scheduler),
+    ``worker`` (the workers), ``task`` (no task finished for that long)."""
+
+    def __init__(self, connect: float = CONNECT_TIMEOUT, worker: float = WORKER_TIMEOUT, task: float = TASK_TIMEOUT):
+        self.connect, self.worker, self.task = float(connect), float(worker), float(task)
+
+    @classmethod
+    def of(cls, options) -> "Deadlines":
+        """From parsed options or a dict with ``connect_timeout``, ``worker_timeout``,
+        ``task_timeout`` (a missing or None one: its default)."""
+        def get(name, default):
+            v = options.get(name) if isinstance(options, dict) else getattr(options, name, None)
+            return default if v is None else v
+
+        return cls(get("connect_timeout", CONNECT_TIMEOUT), get("worker_timeout", WORKER_TIMEOUT),
+                   get("task_timeout", TASK_TIMEOUT))
+
+
 class Session:
     """An open client: ``client``, the scheduler's ``address`` as the user named it, whether the
-    cluster is this process's own (``local``: workers share its file system)."""
+    cluster is this process's own (``local``: workers share its file system), its `Deadlines`."""
 
-    def __init__(self, client, address: str, local: bool, cluster=None):
+    def __init__(self, client, address: str, local: bool, cluster=None, deadlines: Deadlines | None = None):
         self.client, self.address, self.local, self.cluster = client, address, local, cluster
+        self.deadlines = deadlines or Deadlines()
         self.workers: list = []  # the workers that render (`render_workers`)
         self.unfit: list = []  # those that cannot
 
 
+class _Late(Exception):
+    """A call that did not return within its deadline (`_within`)."""
+
+
+def _within(seconds: float, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` run in a thread of its own, waited for at most ``seconds``: its
+    result, or its exception; `_Late` when it did not return in time (the thread is left to end
+    when its peer gives up: Dask's calls that wait on a peer cannot be cancelled from here)."""
+    import threading
+
+    box: dict = {}
+    done = threading.Event()
+
+    def run():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="tracevis3d dask call", daemon=True).start()
+    if not done.wait(seconds):
+        raise _Late()
+    if "error" in box:
+        raise box.pop("error")
+    return box["value"]
+
+
+def _security(address: str):
+    """The `distributed.Security` of a ``tls://``/``wss://`` address: the Dask configuration's TLS
+    settings (``distributed.comm.tls.ca-file``, ``.client.cert``, ``.client.key``, or the
+    ``DASK_DISTRIBUTED__COMM__TLS__*`` variables); None for the others.  `ClusterError` when they
+    are missing or cannot be read."""
+    scheme = address.split("://", 1)[0]
+    if scheme not in TLS_SCHEMES:
+        return None
+    from distributed.security import Security
+
+    try:
+        sec = Security()
+        ctx = sec.get_connection_args("client")["ssl_context"]
+    except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
+        raise ClusterError(f"--scheduler {address}: Dask's TLS settings cannot be used: {_one_line(e)}") from None
+    if ctx is None:
+        raise ClusterError(f"--scheduler {address}: {scheme}:// needs Dask's TLS settings: distributed.comm.tls.ca-file "
+                           f"and distributed.comm.tls.client.cert (and .key) in the Dask configuration, or "
+                           f"DASK_DISTRIBUTED__COMM__TLS__CA_FILE, ..._CLIENT__CERT, ..._CLIENT__KEY; or give "
+                           f"tcp://") from None
+    return sec
+
+
+def _backend_refuses(address: str) -> str | None:
+    """Why Dask cannot connect to ``address``'s scheme here (ucx:// without its package), or None."""
+    from distributed.comm.registry import get_backend
+
+    try:
+        get_backend(address.split("://", 1)[0]).get_connector()
+    except Exception as e:  # noqa: BLE001 - a backend whose package is missing fails in its own way
+        return _one_line(e)
+    return None
+
+
+def _handshake(address: str, security, seconds: float) -> None:
+    """Connect to ``address`` and check that a Dask scheduler answers there: Dask's handshake and
+    an ``identity`` call, all within ``seconds`` (Dask's client waits for the handshake without
+    end, so a peer that accepts and never speaks would hold it for as long as it keeps the
+    socket).  `ClusterError` naming what the peer did not do."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    args = security.get_connection_args("client") if security is not None else {}
+    stage = ["connect"]
+
+    async def talk():
+        comm = await connect(address, timeout=seconds, **args)
+        try:
+            stage[0] = "identity"
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        info = asyncio.run(asyncio.wait_for(talk(), seconds))
+    except (asyncio.TimeoutError, TimeoutError):
+        what = ("accepted the connection but did not answer Dask's handshake" if stage[0] == "connect"
+                else "did not answer an identity call")
+        raise ClusterError(f"the Dask scheduler at {address} {what} within {seconds:g} s (--connect-timeout)") from None
+    except (OSError, ValueError, TypeError) as e:  # refused, closed, not Dask's wire format
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {_one_line(e)}") from None
+    if not isinstance(info, dict) or info.get("type") != "Scheduler":
+        kind = info.get("type") if isinstance(info, dict) else type(info).__name__
+        raise ClusterError(f"the peer at {address} is not a Dask scheduler (it says it is a {str(kind)[:40]})")
+
+
+def _client(value: str, deadlines: Deadlines, security):
+    """Dask's client of the scheduler at ``value`` (`_handshake` checked first), made within the
+    connect deadline."""
+    from dask.distributed import Client
+
+    why = _backend_refuses(value)
+    if why is not None:
+        raise ClusterError(f"--scheduler {value}: Dask cannot connect to {value.split('://')[0]}:// here ({why}); "
+                           f"give {SUPPORTED}")
+    _handshake(value, security, deadlines.connect)
+    try:
+        return _within(deadlines.connect + 5.0, Client, value, timeout=f"{deadlines.connect:g}s", security=security)
+    except _Late:
+        raise ClusterError(f"the Dask scheduler at {value} answered the handshake, then did not register this client "
+                           f"within {deadlines.connect:g} s (--connect-timeout)") from None
+
+
 @contextlib.contextmanager
-def connected(spec: str, connect_timeout: float = CONNECT_TIMEOUT):
+def connected(spec: str, connect_timeout: float | None = None, deadlines: Deadlines | None = None):
     """A `Session` on the scheduler ``spec`` names (closed, and a local cluster stopped, on exit);
-    `ClusterError` when it cannot be reached or Dask is not installed."""
+    `ClusterError` when it cannot be reached, does not answer within the deadlines, or Dask is
+    not installed."""
+    deadlines = deadlines or Deadlines()
+    if connect_timeout is not None:
+        deadlines.connect = float(connect_timeout)
+    connect_timeout = deadlines.connect
     kind, value = parse_scheduler(spec)
     try:
         from dask.distributed import Client, LocalCluster
@@ -87,18 +249,18 @@ def connected(spec: str, connect_timeout: float = CONNECT_TIMEOUT):
             client = Client(cluster, timeout=f"{connect_timeout:g}s")
             address = f"local:{value} ({cluster.scheduler_address})"
         else:
-            client = Client(value, timeout=f"{connect_timeout:g}s")
+            client = _client(value, deadlines, _security(value))
             address = value
     except (OSError, TimeoutError) as e:
         if cluster is not None:
             cluster.close()
         raise ClusterError(f"cannot reach the Dask scheduler at {value}: {_one_line(e)}") from None
-    session = Session(client, address, kind == "local", cluster)
+    session = Session(client, address, kind == "local", cluster, deadlines)
     try:
         yield session
     finally:
         with contextlib.suppress(Exception):
-            client.close(timeout=5)
+            _within(10.0, client.close, timeout=5)
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close(timeout=10)
@@ -131,19 +293,24 @@ def _probe_function():
     return ns["probe"]
 
 
-def render_workers(session: Session, wait: float = WORKER_TIMEOUT, probe_timeout: float = PROBE_TIMEOUT) -> dict:
+def render_workers(session: Session) -> dict:
     """{worker address: probe} of the workers that can render (bpy and TraceVis3D import);
-    `ClusterError` naming the address when there are none (no worker within ``wait`` s, or none
-    can render: the first one's reason).  Also sets ``session.workers``."""
+    `ClusterError` naming the address when there are none (no worker within the worker deadline,
+    no answer to the probe within it, or none can render: the first one's reason).  Also sets
+    ``session.workers``."""
     client = session.client
+    wait = session.deadlines.worker
     try:
-        client.wait_for_workers(1, timeout=wait)
-    except (TimeoutError, OSError) as e:
+        _within(wait + 5.0, client.wait_for_workers, 1, timeout=wait)
+    except (TimeoutError, OSError, _Late) as e:
         raise ClusterError(f"the Dask scheduler at {session.address} has no workers "
-                           f"(waited {wait:g} s: {_one_line(e)})") from None
+                           f"(waited {wait:g} s, --worker-timeout{': ' + _one_line(e) if str(e) else ''})") from None
     try:
-        info = client.run(_probe_function(), on_error="return")
-    except (TimeoutError, OSError) as e:  # pragma: no cover (a worker lost between the calls)
+        info = _within(wait, client.run, _probe_function(), on_error="return")
+    except _Late:
+        raise ClusterError(f"the workers of the Dask scheduler at {session.address} did not answer the probe "
+                           f"(import bpy and tracevis3d) within {wait:g} s (--worker-timeout)") from None
+    except (TimeoutError, OSError) as e:  # a worker lost between the calls
         raise ClusterError(f"the workers of the Dask scheduler at {session.address} did not answer: "
                            f"{_one_line(e)}") from None
     good, why = {}, []
@@ -228,12 +395,18 @@ def by_name(fn):
     return ns["call"], (module, fn.__name__)
 
 
+class TaskStalled(ClusterError):
+    """No task finished within the task deadline while tasks were out (`TaskRun.wait`)."""
+
+
 class TaskRun:
     """Tasks ``fn(*args)`` (one per ``args`` of ``calls``) submitted to the session's rendering
     workers, collected without blocking the caller for longer than it asks (`wait`): the panel
     polls it between UI events, the command line in a loop.  Tasks are pure functions of their
     arguments, so a worker lost mid-task has its task run again elsewhere (Dask's own
-    resubmission; ``retries`` more for a task that raised)."""
+    resubmission; ``retries`` more for a task that raised).  A run where no task finishes for
+    the session's task deadline (a worker that took a task and never finishes it) raises
+    `TaskStalled` from `wait`, naming the workers that hold the tasks left."""
 
     def __init__(self, session: Session, fn, calls: list, retries: int = 2):
         self.session = session
@@ -246,11 +419,13 @@ class TaskRun:
                                       retries=retries, key=f"tv3d-{os.getpid()}-{time.time_ns()}-{i}")
                         for i, args in enumerate(calls)]
         self.pending = dict(enumerate(self.futures))
+        self.last_done = time.monotonic()  # when a task last finished (or the run began)
 
     def wait(self, timeout: float) -> list:
         """The tasks finished since the last call, waiting up to ``timeout`` s for a first one:
         [(index, result, None) or (index, None, one line of the error of a task that failed every
-        try)]; [] when none finished in time."""
+        try, or whose result did not come within the worker deadline)]; [] when none finished in
+        time.  `TaskStalled` once none has finished for the task deadline."""
         from dask.distributed import wait
 
         done = [i for i, f in self.pending.items() if f.done()]
@@ -258,22 +433,43 @@ class TaskRun:
             try:
                 wait(list(self.pending.values()), timeout=timeout, return_when="FIRST_COMPLETED")
             except TimeoutError:
+                self._check_stalled()
                 return []
             done = [i for i, f in self.pending.items() if f.done()]
         out = []
         for i in done:
             fut = self.pending.pop(i)
             try:
-                out.append((i, fut.result(), None))
+                out.append((i, fut.result(timeout=self.session.deadlines.worker), None))
+            except TimeoutError:
+                out.append((i, None, f"its result did not come from the worker within "
+                                     f"{self.session.deadlines.worker:g} s (--worker-timeout)"))
             except Exception as e:  # a task that failed every try (or a worker killed every time)
                 out.append((i, None, _one_line(e)))
             fut.release()
+        if out:
+            self.last_done = time.monotonic()
         return out
+
+    def _check_stalled(self) -> None:
+        limit = self.session.deadlines.task
+        if not self.pending or time.monotonic() - self.last_done <= limit:
+            return
+        keys = {f.key for f in self.pending.values()}
+        try:
+            held = _within(self.session.deadlines.connect, self.session.client.processing)
+            who = sorted(w for w, ks in held.items() if keys & set(ks))
+        except Exception:  # noqa: BLE001 - the scheduler does not say: the line says less
+            who = None
+        holders = "" if who is None else (f", held by {', '.join(who[:3])}{' and more' if len(who) > 3 else ''}"
+                                          if who else ", none taken by a worker")
+        raise TaskStalled(f"no task finished on the Dask cluster {self.session.address} in {limit:g} s "
+                          f"(--task-timeout): {len(self.pending)} of {len(self.futures)} task(s) still out{holders}")
 
     def cancel(self) -> None:
         """Drop the tasks not finished yet (the workers stop them when they can)."""
         with contextlib.suppress(Exception):
-            self.session.client.cancel(list(self.pending.values()))
+            _within(self.session.deadlines.connect, self.session.client.cancel, list(self.pending.values()))
         self.pending.clear()
 
 
@@ -282,11 +478,18 @@ def run_tasks(session: Session, fn, calls: list, on_result, progress: Progress |
     """Run ``fn(*args)`` for each ``args`` in ``calls`` on the rendering workers (`TaskRun`) and
     call ``on_result(index, result)`` here as each finishes (any order); ``count(result)``: what
     a result adds to the progress (default 1).  Returns the indices that failed, with their
-    errors: [(index, one line)]."""
+    errors: [(index, one line)]; the tasks left when none finished for the task deadline fail
+    with its line (and are cancelled)."""
     run = TaskRun(session, fn, calls, retries)
     failed = []
     while run.pending:
-        for i, res, why in run.wait(1.0):
+        try:
+            finished = run.wait(1.0)
+        except TaskStalled as e:
+            failed.extend((i, str(e)) for i in sorted(run.pending))
+            run.cancel()
+            break
+        for i, res, why in finished:
             if why is not None:
                 failed.append((i, why))
                 continue
@@ -307,5 +510,17 @@ def ship_file(session: Session, path: str) -> tuple:
     digest = hashlib.sha256(data).hexdigest()
     if session.local:
         return os.path.abspath(path), digest
-    fut = session.client.scatter(data, broadcast=True, hash=False, workers=session.workers or None)
-    return fut, digest
+    return scatter(session, data, f"the file {os.path.basename(path)}", broadcast=True), digest
+
+
+def scatter(session: Session, data: bytes, what: str, broadcast: bool = False):
+    """``data`` sent to the session's rendering workers (every one with ``broadcast``), within the
+    worker deadline: its future; `ClusterError` naming ``what`` when they did not take it."""
+    wait = session.deadlines.worker
+    try:
+        return _within(wait + 5.0, session.client.scatter, data, broadcast=broadcast, hash=False,
+                       workers=session.workers or None, timeout=wait)
+    except (TimeoutError, OSError, _Late) as e:
+        raise ClusterError(f"the workers of the Dask scheduler at {session.address} did not take {what} "
+                           f"({len(data):,} bytes) within {wait:g} s (--worker-timeout)"
+                           f"{': ' + _one_line(e) if str(e) else ''}") from None

@@ -35,9 +35,10 @@ def _png(path) -> np.ndarray:
 def test_the_scheduler_field_is_the_schemas_and_shown_by_the_animate_section(addon):
     from tracevis3d.params.cluster import CLUSTER_PANEL_FIELDS, CLUSTER_SCHEMA
 
-    assert CLUSTER_PANEL_FIELDS == ("scheduler",)
-    rna = bpy.context.scene.tracevis3d.bl_rna.properties["scheduler"]
-    assert rna.description == CLUSTER_SCHEMA.by_name["scheduler"].help
+    assert CLUSTER_PANEL_FIELDS == ("scheduler", "connect_timeout", "worker_timeout", "task_timeout")
+    for name in CLUSTER_PANEL_FIELDS:  # the peers' deadlines too (issue 78)
+        rna = bpy.context.scene.tracevis3d.bl_rna.properties[name]
+        assert rna.description == CLUSTER_SCHEMA.by_name[name].help
     panels = sys.modules[f"{PKG}.ui.panels"]
     assert panels.VIEW3D_PT_tracevis3d_animate.is_registered
 

@@ -160,7 +160,7 @@ def render_animation(args) -> str:
 
     spec = cluster_spec(args)
     with contextlib.ExitStack() as stack:
-        session = open_cluster(spec, stack) if spec else None
+        session = open_cluster(spec, stack, args) if spec else None
         return _render_animation(args, session)
 
 

@@ -68,7 +68,10 @@ def _jobs(args) -> list:
 
 def _inputs(session, paths: list) -> list:
     """[(name, what the worker reads)]: the path on a local cluster, else the file's bytes
-    scattered to one worker (a missing or unreadable file: its error, in the manifest)."""
+    scattered to one worker (a missing or unreadable file: its error, in the manifest; workers
+    that do not take it within --worker-timeout: `cluster.ClusterError`)."""
+    from ..cluster import scatter
+
     out = []
     for p in paths:
         if session.local:
@@ -76,12 +79,12 @@ def _inputs(session, paths: list) -> list:
             continue
         with open(p, "rb") as f:
             data = f.read()
-        out.append((p, session.client.scatter(data, hash=False, workers=session.workers or None)))
+        out.append((p, scatter(session, data, f"the trace {os.path.basename(p)}")))
     return out
 
 
 def render_batch(args) -> str:
-    from ..cluster import Progress, run_tasks
+    from ..cluster import ClusterError, Progress, run_tasks
     from ..io.atomic import replaced_whole, write_whole
     from .cluster_render import cluster_spec, open_cluster
 
@@ -104,7 +107,7 @@ def render_batch(args) -> str:
     t0 = time.perf_counter()
     made, failed = [], []
     with contextlib.ExitStack() as stack:
-        session = open_cluster(spec, stack)
+        session = open_cluster(spec, stack, args)
         calls, pending = [], []
         for name, paths in jobs:
             try:
@@ -113,6 +116,8 @@ def render_batch(args) -> str:
             except OSError as e:
                 failed.append({"figure": name, "traces": paths, "code": 1,
                                "error": f"{e.filename or paths[0]}: {e.strerror or e}"})
+            except ClusterError as e:  # the workers did not take a trace in time
+                raise CLIError(str(e), 1) from None
         _progress(0.05, f"{len(calls)} {args.view} figures to {len(session.workers)} worker(s) of {session.address}")
         prog = Progress(len(calls), "figures", 0.05, 0.98)
 
@@ -130,7 +135,7 @@ def render_batch(args) -> str:
         lost = run_tasks(session, _render_figure_task(), calls, record, prog)
         for i, why in lost:
             name, paths = pending[i]
-            failed.append({"figure": name, "traces": paths, "code": 1, "error": f"the cluster lost the task: {why}"})
+            failed.append({"figure": name, "traces": paths, "code": 1, "error": f"the cluster did not render it: {why}"})
         address = session.address
     made.sort(key=lambda e: e["figure"])
     failed.sort(key=lambda e: e["figure"])

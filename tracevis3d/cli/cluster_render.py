@@ -42,14 +42,15 @@ def cluster_spec(args) -> str | None:
     return scheduler
 
 
-def open_cluster(spec: str, stack: contextlib.ExitStack):
+def open_cluster(spec: str, stack: contextlib.ExitStack, args=None):
     """The `cluster.Session` on ``spec`` with its rendering workers found (closed with
-    ``stack``); CLIError 1 (one line naming the address) when it cannot render."""
-    from ..cluster import ClusterError, connected, render_workers
+    ``stack``), each peer waited for as ``args`` say (``--connect-timeout``, ...); CLIError 1
+    (one line naming the address) when it cannot render."""
+    from ..cluster import ClusterError, Deadlines, connected, render_workers
 
     t = time.perf_counter()
     try:
-        session = stack.enter_context(connected(spec))
+        session = stack.enter_context(connected(spec, deadlines=Deadlines.of(args or {})))
         good = render_workers(session)
     except ClusterError as e:
         raise CLIError(str(e), 1) from None
@@ -96,7 +97,7 @@ def cluster_frames_steps(job, session, scene, out: str, video: bool, frames: tup
     from ..blender.anim_render import pack_fonts, setup_animation_output
     from ..blender.cluster_worker import render_chunk
     from ..blender.render import encode_video, save_blend
-    from ..cluster import Progress, TaskRun, frame_chunks, ship_file
+    from ..cluster import ClusterError, Progress, TaskRun, frame_chunks, ship_file
 
     a, b = frames
     folder = tempfile.mkdtemp(prefix=".tv3d-frames-", dir=os.path.dirname(out)) if video else out
@@ -109,7 +110,10 @@ def cluster_frames_steps(job, session, scene, out: str, video: bool, frames: tup
         blend = os.path.join(work, "animation.blend")
         if not save_blend(blend, scene):
             raise CLIError(f"could not save the scene for the workers ({blend})", 1)
-        payload, digest = yield job.off_main(ship_file, session, blend)
+        try:
+            payload, digest = yield job.off_main(ship_file, session, blend)
+        except ClusterError as e:  # the workers did not take the scene in time
+            raise CLIError(str(e), 1) from None
         chunks = frame_chunks(a, b, len(session.workers), chunk)
         _note(job, 0.6, f"{b - a + 1} frames in {len(chunks)} tasks to {len(session.workers)} worker(s) "
                         f"of {session.address} ({os.path.getsize(blend) / 2**20:.1f} MiB scene "
@@ -119,7 +123,11 @@ def cluster_frames_steps(job, session, scene, out: str, video: bool, frames: tup
         t = time.perf_counter()
         run = yield job.off_main(TaskRun, session, render_chunk, [(payload, digest, c0, c1) for c0, c1 in chunks])
         while run.pending:
-            for i, res, why in (yield job.off_main(run.wait, 0.25)):
+            try:
+                finished = yield job.off_main(run.wait, 0.25)
+            except ClusterError as e:  # no chunk finished within --task-timeout: the rest cancelled below
+                raise CLIError(str(e), 1) from None
+            for i, res, why in finished:
                 if why is not None:
                     raise CLIError(f"frames {chunks[i][0]}-{chunks[i][1]} failed on the cluster {session.address}: "
                                    f"{why}", 1)
@@ -147,19 +155,21 @@ def cluster_frames_steps(job, session, scene, out: str, video: bool, frames: tup
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _open_session(spec: str, stack: contextlib.ExitStack):
-    from ..cluster import connected, render_workers
+def _open_session(spec: str, stack: contextlib.ExitStack, options=None):
+    from ..cluster import Deadlines, connected, render_workers
 
-    session = stack.enter_context(connected(spec))
+    session = stack.enter_context(connected(spec, deadlines=Deadlines.of(options or {})))
     render_workers(session)
     return session
 
 
-def panel_frames_steps(job, spec: str, scene, out: str, engine: str, samples, device: str, chunk=None):
+def panel_frames_steps(job, spec: str, scene, out: str, engine: str, samples, device: str, chunk=None,
+                       options=None):
     """Job steps of the panel's Render Animation on the scheduler ``spec`` (``local:N`` or an
     address): the session opened off the main thread (a local cluster's processes start there),
     the scene's frames rendered by `cluster_frames_steps` into ``out`` (set up already: a
-    folder, or a video by its extension), the session closed off the main thread too.  A
+    folder, or a video by its extension), the session closed off the main thread too.
+    ``options``: the panel's cluster options (its deadlines: ``connect_timeout``, ...).  A
     cluster that cannot render fails the job with the one line of `cluster.ClusterError`."""
     from ..blender.render import VIDEO_FORMATS
     from ..cluster import ClusterError
@@ -169,7 +179,7 @@ def panel_frames_steps(job, spec: str, scene, out: str, engine: str, samples, de
     job.report(0.02, f"connecting to {spec}")
     t = time.perf_counter()
     try:
-        session = yield job.off_main(_open_session, spec, stack)
+        session = yield job.off_main(_open_session, spec, stack, options)
     except ClusterError as e:
         raise ValueError(str(e)) from None  # a user error: reported as its one line
     job.report(0.05, f"cluster {session.address}: {len(session.workers)} worker(s) rendering, ready in "

@@ -25,10 +25,19 @@ CLUSTER_SCHEMA = Schema("cluster", [
           help="render on an embedded cluster of N local worker processes: --scheduler local:N"),
     Param("chunk", Number(1, 100_000, integer=True, optional=True, metavar="K"), None, group=CLUSTER,
           default_text="about three tasks a worker, at most 16", help="frames a worker renders per task"),
-], doc="Where renders run: this process, an embedded cluster, or a Dask scheduler's workers.")
+    Param("connect_timeout", Number(1.0, 3600.0, metavar="S"), 10.0, group=CLUSTER, unit="s",
+          help="the longest wait for the scheduler: to connect, to answer Dask's handshake and each call made to it"),
+    Param("worker_timeout", Number(1.0, 86400.0, metavar="S"), 60.0, group=CLUSTER, unit="s",
+          help="the longest wait for the workers: the first to join, their answer to the probe (they import bpy), "
+               "a file sent to them, a result fetched from one"),
+    Param("task_timeout", Number(1.0, 604800.0, metavar="S"), 3600.0, group=CLUSTER, unit="s",
+          help="give up when no task has finished for this long while tasks are out (a worker that took a task and "
+               "never finishes it): the tasks left are cancelled and reported"),
+], doc="Where renders run: this process, an embedded cluster, or a Dask scheduler's workers, and how long each "
+       "of its peers is waited for.")
 
 #: the cluster options the panel's Animate section shows (``--workers N`` is ``local:N`` there)
-CLUSTER_PANEL_FIELDS = ("scheduler",)
+CLUSTER_PANEL_FIELDS = ("scheduler", "connect_timeout", "worker_timeout", "task_timeout")
 
 BATCH_SCHEMA = Schema("batch", [
     Param("view", Choice([(v, v, c) for v, c in BATCH_VIEW_COMMANDS.items()]), "icicle", group=BATCH,

@@ -96,9 +96,10 @@ class TRACEVIS3D_OT_render_animation(JobOperator, Operator):
         out = setup_animation_output(out, scene, opts["engine"], (r.resolution_x, r.resolution_y),
                                      opts["samples"], opts["device"])
         t0 = time.perf_counter()
-        scheduler = properties.cluster_options(settings_of(context))["scheduler"]
+        cluster = properties.cluster_options(settings_of(context))
+        scheduler = cluster["scheduler"]
         if scheduler:
-            return self._render_on_cluster(context, scheduler, out, opts, t0)
+            return self._render_on_cluster(context, scheduler, out, opts, t0, cluster)
         if bpy.app.background or context.window is None:
             res = render_frames(scene)
             self.report({"INFO"}, f"Rendered {len(res['files']) if len(res['files']) > 1 else 'the video'} "
@@ -107,7 +108,7 @@ class TRACEVIS3D_OT_render_animation(JobOperator, Operator):
         # in the UI: Blender's own render job (its progress, Esc cancels)
         return bpy.ops.render.render("INVOKE_DEFAULT", animation=True, scene=scene.name)
 
-    def _render_on_cluster(self, context, scheduler: str, out: str, opts: dict, t0: float):
+    def _render_on_cluster(self, context, scheduler: str, out: str, opts: dict, t0: float, cluster=None):
         """The frames rendered by the scheduler's workers as a job (`cli.cluster_render.panel_frames_steps`):
         modal in the UI, its progress (frames done / total, frames per second, each worker's share)
         in the status bar and the panel; polled to its end headless."""
@@ -117,7 +118,7 @@ class TRACEVIS3D_OT_render_animation(JobOperator, Operator):
 
         parse_scheduler(scheduler)  # ValueError (one line) before anything starts
         job = Job("render animation", panel_frames_steps, scheduler, context.scene, out, opts["engine"],
-                  opts["samples"], opts["device"])
+                  opts["samples"], opts["device"], None, cluster)
 
         def done(_context, path):
             prog = getattr(job, "progress", None)
