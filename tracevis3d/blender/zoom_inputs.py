@@ -19,7 +19,8 @@ __all__ = ["COLOURS_KEY", "TRACE_COPY_KEY", "COLOURS_DIR", "COLOURS_KEPT", "COLO
            "keep_overview_steps", "persist_zoom_inputs", "keep_trace", "kept_trace_context", "kept_trace",
            "persist_kept_trace", "forget"]
 
-#: the scene's record of its overview's kept colours: JSON {"file": [mtime_ns, size], "fingerprint"}
+#: the scene's record of its overview's kept colours: JSON {"file": [mtime_ns, size], "fingerprint", "identity"}
+#: ("identity": `refine.file_identity` of a file fingerprinted by pieces, else null)
 COLOURS_KEY = "tracevis3d_zoom_colours"
 #: the scene's record of the native copy of the trace of a figure without kept colours (a cone tree):
 #: JSON {"file": [mtime_ns, size], "fingerprint"}, as `COLOURS_KEY`'s
@@ -96,7 +97,7 @@ def persist_zoom_inputs(scene) -> bool:
         key = session.file_key(ctx["path"])
     except Exception:  # noqa: BLE001 - the trace file went away: nothing to keep
         return False
-    if tuple(key) != tuple(ctx["file_key"]):
+    if tuple(key) != tuple(ctx["file_key"]) or _identity(ctx["path"]) != ctx.get("identity"):
         return False
     if ctx.get("fingerprint") is None:
         fingerprint = refine.content_fingerprint(ctx["path"])
@@ -104,8 +105,19 @@ def persist_zoom_inputs(scene) -> bool:
             return False
         _save_trace_copy(ctx["trace"], ctx["path"], fingerprint)
         ctx["fingerprint"] = fingerprint
-    scene[COLOURS_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"]})
+    scene[COLOURS_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"],
+                                     "identity": ctx.get("identity")})
     return True
+
+
+def _identity(path: str):
+    """`refine.file_identity` of the file at ``path`` (None: hashed whole, or gone)."""
+    import os
+
+    try:
+        return refine.file_identity(os.stat(path))
+    except OSError:
+        return None
 
 
 @bpy.app.handlers.persistent
@@ -140,7 +152,9 @@ def forget() -> None:
 def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
     """A native copy of a trace read from a text file, in the user cache: a fresh Blender that
     opens the saved .blend maps it (~0.1 s at 10^6 calls) instead of parsing the text again
-    (seconds to minutes); ~46 bytes a call.  None for a native source or an unwritable folder."""
+    (seconds to minutes); ~46 bytes a call.  A copy kept already under this fingerprint is used
+    when it holds this trace (`_holds`), else written again.  None for a native source or an
+    unwritable folder."""
     import os
 
     from ..io.native import save_native
@@ -150,7 +164,7 @@ def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
         return None
     folder = colours_cache_dir()
     copy = os.path.join(folder, refine.trace_copy_name(fingerprint))
-    if os.path.isfile(copy):
+    if os.path.isfile(copy) and _holds(copy, trace):
         os.utime(copy)
         return copy
     try:
@@ -160,6 +174,38 @@ def _save_trace_copy(trace, path: str, fingerprint: str) -> str | None:
         return None
     refine.prune_colours(folder, copy, COLOURS_KEPT, COLOURS_BYTES)
     return copy
+
+
+#: calls compared between a kept copy and the trace in memory before the copy is used again
+HOLDS_SAMPLE = 4096
+
+
+def _holds(copy: str, trace) -> bool:
+    """Whether the native copy at ``copy`` holds ``trace``: its number of calls, and the start,
+    end, function name and depth of `HOLDS_SAMPLE` calls spread over it (the copy is mapped, not
+    read whole); False for a copy that cannot be read."""
+    import numpy as np
+
+    from ..io import load as load_file
+
+    try:
+        kept = load_file(copy)
+    except Exception:  # noqa: BLE001 - a damaged copy: written again
+        return False
+    n = len(trace)
+    if len(kept) != n:
+        return False
+    if not n:
+        return True
+    at = np.unique(np.linspace(0, n - 1, min(n, HOLDS_SAMPLE)).astype(np.int64))
+
+    def names(t) -> list:
+        return [t.function_names[int(f)] for f in np.asarray(t.func)[at]]
+
+    return (np.array_equal(np.asarray(kept.start)[at], np.asarray(trace.start)[at])
+            and np.array_equal(np.asarray(kept.end)[at], np.asarray(trace.end)[at])
+            and np.array_equal(np.asarray(kept.depth)[at], np.asarray(trace.depth)[at])
+            and names(kept) == names(trace))
 
 
 def keep_overview_steps(job: Job, scene, trace, params, path, stages):
@@ -185,7 +231,7 @@ def keep_overview_steps(job: Job, scene, trace, params, path, stages):
     _contexts.clear()
     _contexts[_context_key(key, params)] = {"path": key[0], "file_key": tuple(key), "params": params, "trace": trace,
                                             "colours": colours, "colouring_of": colours.colouring_of,
-                                            "fingerprint": None}
+                                            "fingerprint": None, "identity": _identity(key[0])}
     _install_save_handler()  # the cache files are written only when the scene is saved
     if not bpy.app.background:  # a figure in Blender's window is there to fly into
         from .zoom_write import prepare_instancer_steps
@@ -200,7 +246,8 @@ def _recorded_fingerprint(scene, key, record_key: str = COLOURS_KEY) -> str | No
         rec = json.loads(scene.get(record_key) or "null")
     except (TypeError, ValueError):
         return None
-    if isinstance(rec, dict) and rec.get("file") == [key[1], key[2]] and isinstance(rec.get("fingerprint"), str):
+    if isinstance(rec, dict) and rec.get("file") == [key[1], key[2]] and isinstance(rec.get("fingerprint"), str) \
+            and rec.get("identity") == _identity(key[0]):
         return rec["fingerprint"]
     return None
 
@@ -282,7 +329,7 @@ def keep_trace(scene, trace, path, record_key: str) -> None:
         return
     _contexts.clear()  # one figure's trace in memory at a time
     _traces[key[0]] = {"path": key[0], "file_key": tuple(key), "trace": trace, "fingerprint": None,
-                       "record_key": record_key, "read": None}
+                       "record_key": record_key, "read": None, "identity": _identity(key[0])}
     _install_save_handler()  # the copy is written only when the scene is saved
 
 
@@ -298,7 +345,7 @@ def kept_trace_context(scene, path: str, record_key: str) -> dict:
         _traces.clear()
         ctx = _traces[key[0]] = {"path": key[0], "file_key": tuple(key), "trace": None, "read": None,
                                  "fingerprint": _recorded_fingerprint(scene, key, TRACE_COPY_KEY),
-                                 "record_key": record_key}
+                                 "record_key": record_key, "identity": _identity(key[0])}
     return ctx
 
 
@@ -338,13 +385,15 @@ def persist_kept_trace(scene) -> bool:
         key = session.file_key(ctx["path"])
     except Exception:  # noqa: BLE001 - the trace file went away: nothing to keep
         return False
-    if tuple(key) != tuple(ctx["file_key"]) or is_native_file(ctx["path"]):
+    if tuple(key) != tuple(ctx["file_key"]) or is_native_file(ctx["path"]) or _identity(ctx["path"]) != ctx.get(
+            "identity"):
         return False
     fingerprint = ctx.get("fingerprint") or refine.content_fingerprint(ctx["path"])
-    if _save_trace_copy(ctx["trace"], ctx["path"], fingerprint) is None:  # kept already: only touched
+    if _save_trace_copy(ctx["trace"], ctx["path"], fingerprint) is None:  # not written: a native file, no cache
         return False
     ctx["fingerprint"] = fingerprint
-    scene[TRACE_COPY_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"]})
+    scene[TRACE_COPY_KEY] = json.dumps({"file": [key[1], key[2]], "fingerprint": ctx["fingerprint"],
+                                        "identity": ctx.get("identity")})
     return True
 
 

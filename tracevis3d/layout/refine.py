@@ -33,6 +33,7 @@ from .params import IcicleParams
 
 __all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
            "refine_decision", "overview_colouring_of", "overview_colours", "OverviewColours", "content_fingerprint",
+           "file_identity",
            "colours_file_name", "aligned_window",
            "prune_colours", "trace_copy_name", "KEPT_PREFIXES", "camera_matrix", "projection_matrix", "frame_x_range", "MIN_ZOOM"]
 
@@ -351,28 +352,46 @@ class OverviewColours:
 
 
 def content_fingerprint(path) -> str:
-    """A hash of a trace file's content (SHA-1): the whole file up to `FINGERPRINT_WHOLE`
-    bytes, else its size and `FINGERPRINT_CHUNKS` evenly spaced pieces of `FINGERPRINT_CHUNK`
-    bytes (a 10^8-call native file is hashed in a fraction of a second; an edit that keeps
-    the size and misses every piece goes unnoticed there)."""
+    """A hash of what decides a trace file's content (SHA-1): the whole file up to
+    `FINGERPRINT_WHOLE` bytes (the same bytes anywhere: the same fingerprint); past it, reading
+    it all would cost seconds, so the hash covers its size, modification and status-change times
+    (ns), inode and device (`file_identity`: an edit of the file changes its ctime, whatever its
+    mtime and size stay), and `FINGERPRINT_CHUNKS` evenly spaced pieces of `FINGERPRINT_CHUNK`
+    bytes as read.  The file's status is taken before and after the pieces are read; one that
+    changed meanwhile is read again (issue 78: an edit outside the pieces that kept the size left
+    the kept copy of the old trace in use)."""
     import hashlib
     import os
 
-    h = hashlib.sha1()
-    size = os.path.getsize(path)
-    h.update(f"{size}:".encode())
-    with open(path, "rb") as f:
-        if size <= FINGERPRINT_WHOLE:
-            while True:
-                block = f.read(16 << 20)
-                if not block:
-                    break
-                h.update(block)
-        else:
+    for _ in range(3):
+        before = os.stat(path)
+        size = before.st_size
+        h = hashlib.sha1()
+        h.update(f"{size}:".encode())
+        with open(path, "rb") as f:
+            if size <= FINGERPRINT_WHOLE:
+                while True:
+                    block = f.read(16 << 20)
+                    if not block:
+                        break
+                    h.update(block)
+                return h.hexdigest()
+            h.update(f"{file_identity(before)}:".encode())
             for k in range(FINGERPRINT_CHUNKS):
                 f.seek((size - FINGERPRINT_CHUNK) * k // (FINGERPRINT_CHUNKS - 1))
                 h.update(f.read(FINGERPRINT_CHUNK))
+        if file_identity(os.stat(path)) == file_identity(before):
+            break
     return h.hexdigest()
+
+
+def file_identity(st) -> list | None:
+    """What says a large file (past `FINGERPRINT_WHOLE`) is unchanged without reading it, from its
+    ``os.stat``: [size, mtime_ns, ctime_ns, inode, device]; None for a file hashed whole (its
+    bytes say it)."""
+    if st.st_size <= FINGERPRINT_WHOLE:
+        return None
+    return [int(st.st_size), int(st.st_mtime_ns), int(st.st_ctime_ns), int(st.st_ino), int(st.st_dev)]
 
 
 def colours_file_name(fingerprint: str, params: IcicleParams) -> str:
