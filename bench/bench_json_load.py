@@ -17,8 +17,8 @@ shared):
   1.0x) and the first load's peak RSS (the process's ``ru_maxrss``: imports, kernels and the
   file's bytes included) against the file's size (goal <= file + 0.5 GiB).
 
-``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/
-with a kernel cache of its own: its first run compiles, minutes).  Children run with Python's
+``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/;
+its kernels compiled into the shared cache on its first run, minutes).  Children run with Python's
 bytecode cached (`child_env`), as an installed wheel has it.  The load average is printed with the
 table (the machine is shared: ratios to the peer of the same run are what to read).
 
@@ -221,7 +221,7 @@ def main() -> None:
             if not (keep / "tree").is_dir():
                 keep.mkdir(parents=True, exist_ok=True)
                 extract(args.before, keep)
-            roots.append((args.before, keep / "tree", str(keep / "numba-cache")))
+            roots.append((args.before, keep / "tree", cache))  # (entries are kept per source folder)
         _warm(roots, tmp)
         print(f"# load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
               f"{os.cpu_count()} cores; medians of {args.repeat} fresh processes (1 over 512 MB)", flush=True)
