@@ -13,7 +13,11 @@ job type instead (it renders the frames the .blend's own output settings name; g
 What it does: ``GET /api/v3/jobs/type/{type}`` (is the job type installed? its etag), then
 ``POST /api/v3/jobs`` with a SubmittedJob (name, type, type_etag, priority, submitter
 platform, settings, metadata); prints the new job's id.  Exit 0 on success, 1 when the
-Manager refuses or cannot be reached (one line), 2 for bad arguments.
+Manager refuses, cannot be reached, does not answer within ``--timeout`` seconds (each request
+whole, however slowly its bytes come) or answers something that is not Flamenco's answer (a
+status other than 200, a content type other than JSON, more than 1 MiB, JSON that is not the
+object Flamenco sends: one line naming the Manager, the request and what was wrong), 2 for bad
+arguments (``--frames`` as ASCII digits in closed ranges, at most `MAX_FRAMES` frames in all).
 """
 from __future__ import annotations
 
@@ -21,8 +25,10 @@ import argparse
 import json
 import os
 import platform
+import re
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 
@@ -59,12 +65,95 @@ def strict_json(body: dict, indent=None) -> str:
     return json.dumps(body, allow_nan=False, indent=indent)
 
 
-def _request(url: str, data: dict | None = None, timeout: float = 30.0) -> dict:
-    req = urllib.request.Request(url, method="POST" if data is not None else "GET",
-                                 data=None if data is None else strict_json(data).encode(),
-                                 headers={"Accept": "application/json", "Content-Type": "application/json"})
+#: the most bytes read of a Manager's answer (Flamenco's are a few kB) and of an error's body
+MAX_ANSWER = 1 << 20
+MAX_ERROR_BODY = 64 << 10
+
+
+class ManagerError(Exception):
+    """A Manager that cannot be reached, refuses, or answers badly: the one line to print."""
+
+
+def _fetch(req, timeout: float) -> tuple:
+    """(status, content type, body bytes) of ``req`` (urllib; an HTTP error status raises
+    `urllib.error.HTTPError`), the body read up to `MAX_ANSWER` + 1 bytes."""
     with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read().decode() or "{}")
+        return r.status, r.headers.get("Content-Type", ""), r.read(MAX_ANSWER + 1)
+
+
+def _within(seconds: float, fn, *args):
+    """``fn(*args)`` in a thread of its own, waited for at most ``seconds`` (a socket's timeout
+    bounds each read, not a whole answer dripped a byte at a time); TimeoutError when late."""
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:  # handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise TimeoutError()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _request(base: str, path: str, data: dict | None = None, timeout: float = 30.0) -> dict:
+    """The JSON object the Manager at ``base`` answers ``path`` with (POST ``data`` when given),
+    within ``timeout`` seconds in all; `ManagerError` (one line naming the Manager and the
+    request) for anything else.  An HTTP error status raises `urllib.error.HTTPError` (the caller
+    says what it means)."""
+    import http.client
+
+    method = "POST" if data is not None else "GET"
+    what = f"{method} {path}"
+    req = urllib.request.Request(base + path, method=method, data=None if data is None else strict_json(data).encode(),
+                                 headers={"Accept": "application/json", "Content-Type": "application/json"})
+    try:
+        status, ctype, body = _within(timeout, _fetch, req, timeout)
+    except TimeoutError:
+        raise ManagerError(f"the Manager at {base} did not answer {what} within {timeout:g} s (--timeout)") from None
+    except urllib.error.HTTPError:
+        raise
+    except (urllib.error.URLError, OSError) as e:
+        raise ManagerError(f"cannot reach the Manager at {base} ({what}): "
+                           f"{' '.join(str(getattr(e, 'reason', e)).split())}") from None
+    except (http.client.HTTPException, ValueError) as e:  # not HTTP at all (a garbled status line, ...)
+        raise ManagerError(f"the Manager at {base} answered {what} with something that is not HTTP "
+                           f"({type(e).__name__}: {' '.join(str(e).split())[:120]})") from None
+    bad = f"the Manager at {base} answered {what} with"
+    if status != 200:
+        raise ManagerError(f"{bad} HTTP {status}, not 200")
+    if ctype.split(";")[0].strip().lower() != "application/json":
+        raise ManagerError(f"{bad} content type {ctype[:60] or '(none)'!r}, not application/json (is it a "
+                           f"Flamenco Manager?)")
+    if len(body) > MAX_ANSWER:
+        raise ManagerError(f"{bad} more than {MAX_ANSWER:,} bytes")
+    try:
+        doc = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ManagerError(f"{bad} text that is not JSON ({' '.join(str(e).split())[:120]})") from None
+    if not isinstance(doc, dict):
+        raise ManagerError(f"{bad} a JSON {type(doc).__name__}, not the object Flamenco sends")
+    return doc
+
+
+def _text_field(doc: dict, key: str, where: str, required: bool) -> str | None:
+    """``doc[key]`` when it is a short one-line string; `ManagerError` (``where``: the Manager and
+    the request) else."""
+    v = doc.get(key)
+    if v is None and not required:
+        return None
+    if not isinstance(v, str) or not v or len(v) > 200 or not v.isprintable():
+        shown = json.dumps(v)[:60] if v is not None else "none"
+        raise ManagerError(f"{where} without the {key} Flamenco gives (a short text): {key} is {shown}")
+    return v
 
 
 #: what a Flamenco Manager accepts and Blender can render: job priority (the Manager's 0-100),
@@ -73,17 +162,64 @@ PRIORITY_RANGE = (0, 100)
 MAX_FRAME = 1_048_574
 MAX_CHUNK = 10_000
 FPS_RANGE = (0.01, 1000.0)
+#: frames of one job in all (Blender's whole frame range), and ranges in its --frames
+MAX_FRAMES = MAX_FRAME + 1
+MAX_RANGES = 1000
+#: seconds for each request to the Manager, whole
+TIMEOUT_RANGE = (1.0, 3600.0)
+_RANGE = re.compile(r"([0-9]{1,12})(?:-([0-9]{1,12}))?")
 
 
 def _frames(word: str) -> str:
+    """``--frames``: frames and closed ranges of ASCII digits (``1-300``, ``1-100,201-300``), each
+    ascending, none past Blender's last frame, none twice, at most `MAX_FRAMES` in all; written
+    back as plain ASCII.  (``str.isdigit`` takes ``١٢``, ``²`` and ``1-`` was taken open.)"""
     parts = [p.strip() for p in word.split(",")]
+    if len(parts) > MAX_RANGES:
+        raise argparse.ArgumentTypeError(f"frames: at most {MAX_RANGES} ranges, got {len(parts)}")
+    ranges, out = [], []
     for p in parts:
-        a, _, b = p.partition("-")
-        if not a.isdigit() or (b and not b.isdigit()) or (b and int(b) < int(a)):
-            raise argparse.ArgumentTypeError(f"frames must look like 1-300 or 1-100,201-300, got {word!r}")
-        if int(b or a) > MAX_FRAME:
-            raise argparse.ArgumentTypeError(f"frame {int(b or a)} is past Blender's last frame {MAX_FRAME}")
-    return ",".join(parts)
+        m = _RANGE.fullmatch(p)
+        if m is None:
+            raise argparse.ArgumentTypeError(f"frames must look like 1-300 or 1-100,201-300 (ASCII digits, closed "
+                                             f"ranges), got {word[:80]!r}")
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) is not None else a
+        if b < a:
+            raise argparse.ArgumentTypeError(f"frames {a}-{b}: a range goes up")
+        if b > MAX_FRAME:
+            raise argparse.ArgumentTypeError(f"frame {b} is past Blender's last frame {MAX_FRAME}")
+        ranges.append((a, b))
+        out.append(f"{a}-{b}" if m.group(2) is not None else f"{a}")
+    ranges.sort()
+    for (a0, b0), (a1, b1) in zip(ranges, ranges[1:]):
+        if a1 <= b0:
+            raise argparse.ArgumentTypeError(f"frames {a0}-{b0} and {a1}-{b1} overlap: each frame once")
+    total = sum(b - a + 1 for a, b in ranges)
+    if total > MAX_FRAMES:
+        raise argparse.ArgumentTypeError(f"frames: {total:,} in all, at most {MAX_FRAMES:,}")
+    return ",".join(out)
+
+
+def _timeout(word: str) -> float:
+    try:
+        v = float(word)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds, got {word!r}") from None
+    if not TIMEOUT_RANGE[0] <= v <= TIMEOUT_RANGE[1]:
+        raise argparse.ArgumentTypeError(f"--timeout must be {TIMEOUT_RANGE[0]:g}-{TIMEOUT_RANGE[1]:g} s, got {word!r}")
+    return v
+
+
+def _manager(word: str) -> str:
+    u = urllib.parse.urlsplit(word.strip())
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise argparse.ArgumentTypeError(f"--manager must be an http:// or https:// URL, got {word[:80]!r}")
+    try:
+        u.port  # noqa: B018 - raises on a port that is not a number 0-65535
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--manager {word[:80]!r}: the port is not a number 0-65535") from None
+    return word.strip()
 
 
 def _fps(word: str) -> float:
@@ -111,8 +247,11 @@ def _int_in(lo: int, hi: int, what: str):
 
 def parse(argv=None):
     ap = argparse.ArgumentParser(description="Submit a TraceVis3D animation .blend to a Flamenco v3 Manager.")
-    ap.add_argument("--manager", default=os.environ.get("FLAMENCO_MANAGER", "http://localhost:8080"),
+    ap.add_argument("--manager", type=_manager, default=os.environ.get("FLAMENCO_MANAGER", "http://localhost:8080"),
                     help="the Manager's URL (default: $FLAMENCO_MANAGER or http://localhost:8080)")
+    ap.add_argument("--timeout", type=_timeout, default=30.0,
+                    help=f"seconds the Manager has to answer each request, whole, {TIMEOUT_RANGE[0]:g}-"
+                         f"{TIMEOUT_RANGE[1]:g} (default 30)")
     ap.add_argument("--blend", required=True, help="the saved .blend, as the workers see it")
     ap.add_argument("--frames", required=True, type=_frames, help="scene frames, e.g. 1-300")
     ap.add_argument("--fps", type=_fps, default=30.0, help="frames per second of the video (default 30)")
@@ -130,31 +269,41 @@ def parse(argv=None):
     return ap.parse_args(argv)
 
 
+def _error_body(e: urllib.error.HTTPError) -> str:
+    """An HTTP error's body as one short line (at most `MAX_ERROR_BODY` bytes read)."""
+    try:
+        return " ".join(e.read(MAX_ERROR_BODY).decode(errors="replace").split())[:300]
+    except (OSError, ValueError):
+        return ""
+
+
 def main(argv=None) -> int:
     args = parse(argv)
     base = args.manager.rstrip("/")
     if args.dry_run:
         print(strict_json(job_body(args, None), indent=2))
         return 0
+    type_path = f"/api/v3/jobs/type/{urllib.parse.quote(args.type, safe='')}"
     try:
-        etag = _request(f"{base}/api/v3/jobs/type/{args.type}").get("etag")
+        kind = _request(base, type_path, timeout=args.timeout)
+        etag = _text_field(kind, "etag", f"the Manager at {base} answered GET {type_path}", required=False)
     except urllib.error.HTTPError as e:
         sys.stderr.write(f"submit: the Manager at {base} has no job type {args.type!r} (HTTP {e.code}); "
                          "see docs/animation.md to install tools/flamenco/tracevis3d_animation.js\n")
         return 1
-    except (urllib.error.URLError, OSError) as e:
-        sys.stderr.write(f"submit: cannot reach the Manager at {base}: {getattr(e, 'reason', e)}\n")
+    except ManagerError as e:
+        sys.stderr.write(f"submit: {e}\n")
         return 1
     try:
-        job = _request(f"{base}/api/v3/jobs", job_body(args, etag))
+        job = _request(base, "/api/v3/jobs", job_body(args, etag), timeout=args.timeout)
+        job_id = _text_field(job, "id", f"the Manager at {base} answered POST /api/v3/jobs", required=True)
     except urllib.error.HTTPError as e:
-        detail = " ".join(e.read().decode(errors="replace").split())[:300]
-        sys.stderr.write(f"submit: the Manager refused the job (HTTP {e.code}): {detail}\n")
+        sys.stderr.write(f"submit: the Manager at {base} refused the job (HTTP {e.code}): {_error_body(e)}\n")
         return 1
-    except (urllib.error.URLError, OSError) as e:
-        sys.stderr.write(f"submit: cannot reach the Manager at {base}: {getattr(e, 'reason', e)}\n")
+    except ManagerError as e:
+        sys.stderr.write(f"submit: {e}\n")
         return 1
-    print(job.get("id", json.dumps(job)))
+    print(job_id)
     return 0
 
 

@@ -59,7 +59,7 @@ from operator import itemgetter
 import numpy as np
 
 from ..kernels import jsonevent as jev
-from .stacks import FrameTable, StackProfile, timed_trace
+from .stacks import FrameTable, StackProfile, kept_lanes, merge_profiles, timed_trace
 
 PROFILE_EVENTS = ("Profile", "ProfileChunk", "CpuProfile")
 #: a whole profile in one event (DevTools traces of 2016-2017: an instant ``CpuProfile``) may be this
@@ -93,6 +93,8 @@ REPAIRS = {
                       "it): left out",
     "samples_unread": "a 'samples'/'stackFrames' beside the events that could not be read: left them out (the "
                       "events load)",
+    "lanes_capped": "V8 profiles past max_lanes (max_lanes= to allow more): those of the fewest samples merged "
+                    "into one lane",
 }
 #: stacks.timed_trace's repair codes → the Chrome reader's (`chrome.REPAIRS`) for the same repair
 _BUILDER_CODES = {"stack_cycle": "frame_cycle", "stack_deep": "deep_stack"}
@@ -554,6 +556,13 @@ def profile_trace(profiles: list, *, source: str, limits, input_bytes: int, kind
     reps = [(code, c, row) for code, (c, row) in counts.items.items()]
     if not stacks:
         return None, [], reps
+    if len(stacks) > limits.max_lanes:  # past it, the profiles of the fewest samples are one lane
+        keep = kept_lanes(np.array([ln[2] for ln in lanes], np.float64), limits.max_lanes - 1).tolist()
+        rest = [s for s, k in zip(stacks, keep) if not k]
+        n_rest = sum(ln[2] for ln, k in zip(lanes, keep) if not k)
+        stacks = [s for s, k in zip(stacks, keep) if k] + [merge_profiles(rest, source)]
+        lanes = [ln for ln, k in zip(lanes, keep) if k] + [(0, None, n_rest, None)]
+        reps.append(("lanes_capped", len(rest), profiles[0].first_row))
     trace = timed_trace(frames, stacks, source=source, fmt="v8-profile", limits=limits, input_bytes=input_bytes,
                         kind_rules=kind_rules, warn=False, cat="js-sample")
     first = profiles[0].first_row if profiles else -1
@@ -614,9 +623,12 @@ def with_profile_lanes(trace, lanes_trace, t0: float, lanes: list, sampled_names
     ranges = lt.thread_ranges()
     k0 = sum(1 for nm in trace.thread_names if nm.endswith(suffix))  # lanes of this kind already there
     neg0 = int((trace.thread_tid < 0).sum())  # lanes of any kind already there
+    first_of: dict = {}  # (pid, tid) and pid -> the first thread that has it (one pass: lanes × threads was slow)
+    for j in range(nt0 - 1, -1, -1):
+        first_of[(pids[j], tids[j])] = first_of[pids[j]] = j
     for k, (pid, tid, n_samples, step) in enumerate(lanes):
-        same = [j for j in range(nt0) if pids[j] == pid and tids[j] == tid] if tid is not None else []
-        of_pid = [j for j in range(nt0) if pids[j] == pid]
+        same = [first_of[(pid, tid)]] if tid is not None and (pid, tid) in first_of else []
+        of_pid = [first_of[pid]] if pid in first_of else []
         sampled = trace.thread_names[same[0]] if same else (sampled_names or {}).get((pid, tid)) or (
             str(tid) if tid is not None else f"V8 profile {k0 + k + 1}")
         t_pid.append(pid)
