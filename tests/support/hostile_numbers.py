@@ -169,6 +169,25 @@ def pyspy_chrome_line(line: str) -> bytes:
             '"args":{"filename":"a.py","line":' + line + '}}]').encode()
 
 
+def chrome_v8_profiles(n: int) -> bytes:
+    """A Chrome trace of ``n`` V8 CPU profiles (Profile + ProfileChunk events), one per thread,
+    profile k sampling 1 + k mod 4 times."""
+    def frame(name):
+        return {"functionName": name, "url": "file:///a.js", "lineNumber": 1, "columnNumber": 1, "scriptId": "1"}
+
+    nodes = [{"id": 1, "callFrame": dict(frame("(root)"), url="")}, {"id": 2, "parent": 1, "callFrame": frame("main")},
+             {"id": 3, "parent": 2, "callFrame": frame("work")}]
+    ev = [{"ph": "X", "name": "host", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]
+    for k in range(n):
+        m = 1 + k % 4
+        ev.append({"ph": "P", "name": "Profile", "id": f"0x{k + 1:x}", "pid": 1, "tid": k + 2, "ts": 0,
+                   "args": {"data": {"startTime": 0}}})
+        ev.append({"ph": "P", "name": "ProfileChunk", "id": f"0x{k + 1:x}", "pid": 1, "tid": k + 2, "ts": 0,
+                   "args": {"data": {"cpuProfile": {"nodes": nodes, "samples": [2 + j % 2 for j in range(m + 1)]},
+                                     "timeDeltas": [5] * (m + 1)}}})
+    return _j({"traceEvents": ev})
+
+
 # ----------------------------------------------------------------------------- perf script
 def perf_threads(n: int) -> bytes:
     """``n`` threads of one event each (one lane each, uncapped: 12.6 s for 200,000)."""
@@ -266,6 +285,8 @@ CASES = [
     ("perf_10_threads_3_lanes", lambda: perf_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
     ("speedscope_10_profiles_3_lanes", lambda: speedscope_profiles(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
     ("gecko_10_threads_3_lanes", lambda: gecko_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
+    ("chrome_v8_10_profiles_3_lanes", lambda: chrome_v8_profiles(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
+    ("chrome_v8_6000_profiles", lambda: chrome_v8_profiles(6000), ("repair", "lanes_capped"), {}),
     ("pyspy_10_threads_3_lanes", lambda: b"".join(pyspy_thread(str(k)) for k in range(10, 20)),
      ("repair", "collapsed_lanes"), {"max_lanes": 3}),
     # issue 78 cases 1 and 3: pstats
