@@ -148,9 +148,16 @@ def render_memory_live(args, params, out: str, save) -> str:
             ended = view.run(args.live_seconds, on_build=built)
         except TraceFormatError as e:
             raise cli.CLIError(str(e), 1) from None
+        if not ended and view.stream.finished:  # the program ended in time: its figure is drawn whole
+            cli._progress(0.5, f"memray live 127.0.0.1:{args.live_port}: the stream ended after "
+                               f"{view.stats['bytes_received']:,} bytes; drawing all of it (past --live-seconds "
+                               f"{args.live_seconds:g} s)")
+            try:
+                ended = view.run(float("inf"), on_build=built)
+            except TraceFormatError as e:
+                raise cli.CLIError(str(e), 1) from None
         if not ended:
-            raise cli.CLIError(f"memray live 127.0.0.1:{args.live_port}: the program still runs after --live-seconds "
-                               f"{args.live_seconds:g} s ({view.stats['bytes_received']:,} bytes received)", 1)
+            _live_not_ended(cli, args, view, scene, out, save)
         if view.capture is None:
             raise cli.CLIError(f"memray live 127.0.0.1:{args.live_port}: the stream ended without an allocation", 1)
         cap = view.capture
@@ -166,6 +173,26 @@ def render_memory_live(args, params, out: str, save) -> str:
             view.close()
         if calls is not None:
             calls.close()
+
+
+def _live_not_ended(cli, args, view, scene, out: str, save) -> None:
+    """``--live-seconds`` passed while the peer still sends (or never sent a byte): one line that
+    says which, the figure drawn last rendered first when there is one (what arrived up to it);
+    exit 1."""
+    peer = f"memray live 127.0.0.1:{args.live_port}"
+    got, drawn = view.stats["bytes_received"], view.stats["bytes_drawn"]
+    limit = f"--live-seconds {args.live_seconds:g} s"
+    if got == 0:
+        what = f"the peer accepted the connection and sent nothing within {limit}"
+    else:
+        what = f"the program still runs after {limit} ({got:,} bytes received)"
+    if view.capture is None:
+        raise cli.CLIError(f"{peer}: {what}; nothing drawn", 1)
+    cli._progress(0.6, f"{peer}: {what}: rendering the figure of the first {drawn:,} bytes "
+                       f"({view.capture.n_allocations:,} allocator records)")
+    cli._fill_scene_settings(scene, "memory")
+    path = cli._render_and_save(args, scene, out, save)
+    raise cli.CLIError(f"{peer}: {what}; {path} shows the first {drawn:,} bytes", 1)
 
 
 COMMANDS = {"render-memory": render_memory}
