@@ -84,6 +84,14 @@ def gecko_tid(tid: str) -> bytes:
     return _j(_gecko(["(root)", "f (a.js:1:1)", "g (a.js:5:1)"], tid=tid))
 
 
+def gecko_nested_threads(n: int) -> bytes:
+    """The oldest Gecko files: each content process's profile written as JSON text in ``threads``."""
+    inner = json.dumps(_gecko(["(root)", "f (a.js:1:1)", "g (a.js:5:1)"]))
+    doc = _gecko([])
+    doc["threads"] = [inner] * n
+    return _j(doc)
+
+
 def gecko_threads(n: int) -> bytes:
     return _j(_gecko(["(root)", "f (a.js:1:1)", "g (a.js:5:1)"], n_threads=n))
 
@@ -285,6 +293,8 @@ CASES = [
     ("perf_10_threads_3_lanes", lambda: perf_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
     ("speedscope_10_profiles_3_lanes", lambda: speedscope_profiles(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
     ("gecko_10_threads_3_lanes", lambda: gecko_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
+    ("gecko_10_nested_process_threads_3_lanes", lambda: gecko_nested_threads(10), ("repair", "lanes_capped"),
+     {"max_lanes": 3}),
     ("chrome_v8_10_profiles_3_lanes", lambda: chrome_v8_profiles(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
     ("chrome_v8_6000_profiles", lambda: chrome_v8_profiles(6000), ("repair", "lanes_capped"), {}),
     ("pyspy_10_threads_3_lanes", lambda: b"".join(pyspy_thread(str(k)) for k in range(10, 20)),

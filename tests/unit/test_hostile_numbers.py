@@ -124,15 +124,15 @@ def _same_trace(a, b):
 
 
 def test_perf_threads_past_the_cap_are_one_lane_as_the_builder_merges_them(tmp_path, monkeypatch):
-    """perf script caps its lane ids before it splits its stack table (`stacks.cap_lane_ids`):
-    the same trace as the builder's merge of every thread's profile (`stacks.cap_profiles`),
+    """perf script caps its lane ids before it splits its stack table (`lanes.cap_lane_ids`):
+    the same trace as the builder's merge of every thread's profile (`lanes.cap_profiles`),
     the heaviest threads kept, the rest one lane "other threads", every sample in it."""
-    from tracevis3d.io import perf_script, stacks
+    from tracevis3d.io import lanes, perf_script
 
     p = tmp_path / "t.perf.txt"
     p.write_bytes(_perf_uneven(12))
     t = tracevis3d.load(p, warn=False, max_lanes=4)
-    assert t.thread_names[-1] == stacks.OTHER_LANES and t.n_threads == 4
+    assert t.thread_names[-1] == lanes.OTHER_LANES and t.n_threads == 4
     counts = [1 + (7 * k) % 5 for k in range(12)]
     kept = sorted(sorted(range(12), key=lambda k: (-counts[k], k))[:3])
     assert t.thread_tid.tolist()[:3] == [100 + k for k in kept]
@@ -164,14 +164,14 @@ def _speedscope_many(unit: str, n: int) -> bytes:
 @pytest.mark.parametrize("unit", ["milliseconds", "none"])
 def test_speedscope_profiles_past_the_cap_read_together_as_the_builder_merges_them(unit, tmp_path, monkeypatch):
     """speedscope reads the sampled profiles past max_lanes in one pass (`_sampled_rest`): the
-    same trace as reading each and letting the builder merge them (`stacks.cap_profiles`), on
+    same trace as reading each and letting the builder merge them (`lanes.cap_profiles`), on
     the clock (each profile's samples from its own startValue) and merged."""
-    from tracevis3d.io import speedscope, stacks
+    from tracevis3d.io import lanes, speedscope
 
     p = tmp_path / "s.speedscope.json"
     p.write_bytes(_speedscope_many(unit, 40))
     t = tracevis3d.load(p, warn=False, max_lanes=5)
-    assert t.n_threads == 5 and t.thread_names[-1] == stacks.OTHER_LANES
+    assert t.n_threads == 5 and t.thread_names[-1] == lanes.OTHER_LANES
     assert t.meta["repairs"]["lanes_capped"]["count"] == 36
     monkeypatch.setattr(speedscope, "_sampled_rest", lambda *a, **k: None)
     u = tracevis3d.load(p, warn=False, max_lanes=5)
@@ -211,7 +211,7 @@ def test_the_builder_merges_the_lightest_profiles_into_one_lane(merged):
     merged profile are taken as the builder takes them."""
     import numpy as np
 
-    from tracevis3d.io import stacks
+    from tracevis3d.io import lanes, stacks
     from tracevis3d.io.limits import Limits
 
     frames = stacks.FrameTable()
@@ -228,7 +228,7 @@ def test_the_builder_merges_the_lightest_profiles_into_one_lane(merged):
     kw = dict(unit="samples") if merged else {}
     lim = Limits(max_lanes=3)
     t = build(frames, profiles, source="x", fmt="t", limits=lim, input_bytes=1000, warn=False, **kw)
-    assert t.thread_names[-1] == stacks.OTHER_LANES and t.n_threads == 3
+    assert t.thread_names[-1] == lanes.OTHER_LANES and t.n_threads == 3
     assert t.meta["repairs"]["lanes_capped"]["count"] == 5
     assert t.meta["n_samples"] == sum(p.sample_stack.size for p in profiles)
     weight = [float(p.sample_weight.sum()) for p in profiles] if merged else [p.sample_stack.size for p in profiles]

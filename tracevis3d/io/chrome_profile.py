@@ -59,7 +59,8 @@ from operator import itemgetter
 import numpy as np
 
 from ..kernels import jsonevent as jev
-from .stacks import FrameTable, StackProfile, kept_lanes, merge_profiles, timed_trace
+from .lanes import kept_lanes, merge_profiles
+from .stacks import FrameTable, StackProfile, timed_trace
 
 PROFILE_EVENTS = ("Profile", "ProfileChunk", "CpuProfile")
 #: a whole profile in one event (DevTools traces of 2016-2017: an instant ``CpuProfile``) may be this

@@ -50,7 +50,8 @@ from .limits import resolve_limits
 from .native_frames import is_address, libs_of, native_location, resource_names
 from .profile_json import (KeyedFrames, NumberColumn, add_instants, clean_name, fail, float_column, int_column, is_list,
                            kind_of, need_dict, need_list, parse_json, parse_json_columns)
-from .stacks import StackProfile, kept_lanes, note_repair, timed_trace
+from .lanes import lanes_to_read, note_repair
+from .stacks import StackProfile, timed_trace
 
 __all__ = ["load_firefox", "split_location"]
 
@@ -146,15 +147,9 @@ def load_firefox(data, *, source: str = "<firefox>", limits=None, kind_rules=Non
 
 
 def _threads_read(threads: list, lim, left_out: list) -> list:
-    """The indices of ``threads`` to read: all up to ``lim.max_lanes``; past it the max_lanes of
-    the most samples (each thread read costs its own tables: 20,000 threads took 6 s), the
-    others counted in ``left_out`` as (threads, left out, their samples)."""
-    if len(threads) <= lim.max_lanes:
-        return list(range(len(threads)))
-    n = np.fromiter(map(_thread_samples, threads), np.float64, len(threads))
-    keep = kept_lanes(n, lim.max_lanes)
-    left_out.append((len(threads), int((~keep).sum()), int(n[~keep].sum())))
-    return np.flatnonzero(keep).tolist()
+    """The indices of ``threads`` to read (`lanes.lanes_to_read`: past max_lanes, those of the
+    most samples; 20,000 threads read took 6 s)."""
+    return lanes_to_read(threads, _thread_samples, lim, left_out)
 
 
 def _thread_samples(th) -> float:

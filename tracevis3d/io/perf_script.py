@@ -34,7 +34,8 @@ import numpy as np
 from ..model import TraceFormatError
 from .collapsed import Repairs, decode_spans, frame_table, lane_tables, text_buffer
 from .limits import DEFAULT_LIMITS
-from .stacks import OTHER_LANES, StackProfile, cap_lane_ids, merged_trace
+from .lanes import OTHER_LANES, cap_lane_ids
+from .stacks import StackProfile, merged_trace
 
 __all__ = ["load_perf_script"]
 

@@ -45,8 +45,8 @@ from ..model import TraceFormatError
 from .limits import resolve_limits
 from .profile_json import (KeyedFrames, end_to_end, fail, finite_number, float_column, gather, int_column, kind_of,
                            need_dict, need_list, parse_json)
-from .stacks import (OTHER_LANES, StackProfile, kept_lanes, lanes_capped_action, merge_profiles, merged_trace,
-                     note_repair, timed_trace)
+from .lanes import OTHER_LANES, kept_lanes, lanes_capped_action, merge_profiles, note_repair
+from .stacks import StackProfile, merged_trace, timed_trace
 
 __all__ = ["load_speedscope", "TIME_UNITS"]
 
@@ -196,7 +196,7 @@ def _sampled_rest(profiles: list, rest: list, units: list, n_frames: int, timed:
     ends = cum[first[1:]] - cum[first[:-1]] + np.asarray(starts)
     if (np.abs(ends) > lim.max_abs_time).any():
         return None
-    # profile by profile, its samples then its end (the order `stacks.cap_profiles` merges them in)
+    # profile by profile, its samples then its end (the order `lanes.cap_profiles` merges them in)
     at = np.arange(t.size) + seg  # each sample moved by the ends of the profiles before
     time = np.empty(t.size + ends.size)
     sk = np.empty(time.size, np.int64)

@@ -24,9 +24,8 @@ file into `FrameTable` + `StackProfile`; this module makes the calls, the same w
 Bounds: calls ≤ ``limits.sample_calls(input bytes)`` (each sample may open a whole stack);
 stack depth ≤ ``limits.max_stack_depth`` (deeper chains are cut, a cycle in a parent table is
 cut where it closes: both counted as repairs); times past ``limits.max_abs_time`` are left out
-with a repair; lanes ≤ ``limits.max_lanes`` (`cap_profiles`: the heaviest kept, the rest one
-lane `OTHER_LANES`, repair ``lanes_capped``; a reader that splits one table into lanes caps the
-lane ids before, `cap_lane_ids`).  Memory: a few arrays of the samples' and stacks' length.
+with a repair; lanes ≤ ``limits.max_lanes`` (`lanes.cap_profiles`: the heaviest kept, the rest
+one lane "other threads", repair ``lanes_capped``).  Memory: a few arrays of the samples' and stacks' length.
 """
 from __future__ import annotations
 
@@ -41,13 +40,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import Trace, TraceFormatError, TraceWarning
+from .lanes import OTHER_LANES, cap_profiles
 
 __all__ = ["FrameTable", "StackProfile", "timed_trace", "merged_trace", "merge_trace", "is_merged", "x_unit",
-           "gc_paused", "cap_lane_ids", "cap_profiles", "kept_lanes", "lanes_capped_action", "merge_profiles",
-           "note_repair", "OTHER_LANES"]
-
-#: the lane that holds the threads (profiles) past ``limits.max_lanes``
-OTHER_LANES = "other threads"
+           "gc_paused", "OTHER_LANES"]
 
 
 @contextmanager
@@ -229,119 +225,6 @@ def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: _Repairs)
                 "a sample weight that is negative, not finite or past max_abs_time: weight 0")
         w = np.where(badw, 0.0, w)
     return s, w
-
-
-def lanes_capped_action(what: str, n: int, n_merged: int, max_lanes: int) -> str:
-    """The repair ``lanes_capped``'s action: the cap, and how many lanes it merged."""
-    return (f"more than {max_lanes} {what} ({n}; max_lanes=): the {n_merged} lightest merged into one lane "
-            f"'{OTHER_LANES}'")
-
-
-def kept_lanes(weight: np.ndarray, n_keep: int) -> np.ndarray:
-    """Which of the lanes weighing ``weight`` are kept: the ``n_keep`` heaviest (ties: the
-    first), as a mask in the lanes' order."""
-    keep = np.zeros(weight.size, np.bool_)
-    order = np.lexsort((np.arange(weight.size), -weight))  # heaviest first, then the first
-    keep[order[: max(int(n_keep), 0)]] = True
-    return keep
-
-
-def note_repair(trace, code: str, count: int, first: str, action: str, source: str, warn: bool) -> None:
-    """Count a repair a reader made after the builder (``trace.meta["repairs"]``); warn once."""
-    if count <= 0:
-        return
-    r = trace.meta.setdefault("repairs", {}).setdefault(code, {"count": 0, "first": first, "action": action})
-    r["count"] += int(count)
-    if warn:
-        warnings.warn(TraceWarning(f"{source}: {count} × {code} (first: {first}): {action}"), stacklevel=3)
-
-
-def cap_lane_ids(order: list, node_lane: np.ndarray, sample_lane: np.ndarray, limits, rep, what: str = "threads"):
-    """At most ``limits.max_lanes`` of the lanes ``order`` (lane ids 0..len(order)-1), for a
-    reader that splits one stack table into lanes (``node_lane``, ``sample_lane``: each node's
-    and sample's lane): past it, the lanes of the most samples keep theirs and the rest become
-    one lane, id ``len(order)`` (named `OTHER_LANES`; their nodes keep their parents, each
-    thread's stacks stay whole in it), with the repair ``lanes_capped`` added to ``rep``.
-    Returns (lanes, node_lane, sample_lane), as given when nothing is capped."""
-    n = len(order)
-    if n <= int(limits.max_lanes):
-        return order, node_lane, sample_lane
-    counts = np.bincount(sample_lane[sample_lane >= 0], minlength=n)[:n].astype(np.float64)
-    keep = kept_lanes(counts, int(limits.max_lanes) - 1)
-    lane_map = np.where(keep, np.arange(n), n).astype(np.int64)
-    lane_map = np.append(lane_map, -1)  # index -1 (no lane) stays -1
-    rep.add("lanes_capped", int(n - keep.sum()), "the whole file", lanes_capped_action(what, n, int(n - keep.sum()),
-                                                                          int(limits.max_lanes)))
-    return [order[k] for k in np.flatnonzero(keep).tolist()] + [n], lane_map[node_lane], lane_map[sample_lane]
-
-
-def _lane_weight(p: StackProfile, merged: bool) -> float:
-    """A profile's weight when lanes are ranked: its samples' weight (in a merged trace, x is
-    weight), else its number of samples."""
-    n = int(np.asarray(p.sample_stack).size)
-    if not merged or p.sample_weight is None:
-        return float(n)
-    w = np.asarray(p.sample_weight, np.float64)
-    return float(w[np.isfinite(w) & (w > 0)].sum()) if w.size == n else float(n)
-
-
-def cap_profiles(profiles: list, limits, rep, merged: bool, source: str = "<profile>") -> list:
-    """``profiles`` with at most ``limits.max_lanes`` lanes: past it the heaviest (samples, or
-    in a ``merged`` trace their weight) are kept in their order and the others are merged,
-    last, into one profile `OTHER_LANES` (repair ``lanes_capped``): their stack tables one
-    after another (each stack's parent and each sample's stack moved by the tables before it;
-    one out of range stays out of range, for `_stack_forest` and `_samples` to count), their samples in
-    time order (without times, laid end to end by weight; at one time, empty samples first, then
-    in the profiles' order)."""
-    m = int(limits.max_lanes)
-    if len(profiles) <= m:
-        return profiles
-    weight = np.fromiter((_lane_weight(p, merged) for p in profiles), np.float64, len(profiles))
-    keep = kept_lanes(weight, m - 1)
-    rest = [p for p, k in zip(profiles, keep.tolist()) if not k]
-    rep.add("lanes_capped", len(rest), "the whole file", lanes_capped_action("threads", len(profiles), len(rest), m))
-    return [p for p, k in zip(profiles, keep.tolist()) if k] + [merge_profiles(rest, source)]
-
-
-def merge_profiles(rest: list, source: str) -> StackProfile:
-    """One profile `OTHER_LANES` of the stacks and samples of the profiles ``rest`` (as
-    `cap_profiles` merges the lanes past max_lanes)."""
-    parents, frames_, stacks, times, weights = [], [], [], [], []
-    timed = any(p.sample_time is not None for p in rest)
-    has_w = any(p.sample_weight is not None for p in rest)
-    base = 0
-    for p in rest:
-        par = np.asarray(p.stack_parent).astype(np.int64, copy=False)
-        s = np.asarray(p.sample_stack).astype(np.int64, copy=False)
-        n = par.size
-        # out of range stays out of range (-2), so `_stack_forest` and `_samples` count it as they would
-        parents.append(np.where((par >= 0) & (par < n), par + base, np.where(par == -1, -1, -2)))
-        frames_.append(np.asarray(p.stack_frame).astype(np.int64, copy=False))
-        stacks.append(np.where((s >= 0) & (s < n), s + base, np.where(s == -1, -1, -2)))
-        w = np.ones(s.size) if p.sample_weight is None else np.asarray(p.sample_weight, np.float64)
-        for what, a in (("weights", w), ("times", p.sample_time)):
-            if a is not None and np.asarray(a).size != s.size:  # as `_samples` and `timed_trace` refuse it
-                raise TraceFormatError(f"{source}: thread {p.thread_name!r}: {np.asarray(a).size} sample {what} for "
-                                       f"{s.size} samples")
-        weights.append(w)
-        if timed:  # a profile without times: its samples end to end from 0, each as long as its weight
-            times.append(np.asarray(p.sample_time, np.float64) if p.sample_time is not None else
-                         np.concatenate([[0.0], np.cumsum(np.where(np.isfinite(w) & (w > 0), w, 0.0))])[:-1])
-        base += n
-    stack = np.concatenate(stacks)
-    weight = np.concatenate(weights) if has_w else None
-    time = None
-    if timed:
-        time = np.concatenate(times)
-        o = np.lexsort((stack >= 0, time))  # at one time an empty sample (a thread's end) first
-        time, stack = time[o], stack[o]
-        weight = None if weight is None else weight[o]
-    ends = [p.end_time for p in rest if p.end_time is not None and math.isfinite(p.end_time)]
-    steps = [p.interval_us for p in rest if p.interval_us]
-    return StackProfile(thread_name=OTHER_LANES, stack_parent=np.concatenate(parents),
-                        stack_frame=np.concatenate(frames_), sample_stack=stack, sample_time=time,
-                        sample_weight=weight, end_time=max(ends) if timed and ends else None,
-                        interval_us=min(steps) if steps else None)
 
 
 def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) -> dict:
