@@ -256,3 +256,30 @@ def test_a_live_peer_sending_deep_stacks_is_read_to_its_end():
         peer.close()
     assert cap.n_ranges == 3000 and cap.meta["running"] is False
     assert len(cap.stack_frames[0]) == 100_000 and cap.stack_text(0, 2) == ["leaf (deep.py:0)", "recurse (deep.py:0)"]
+
+
+@pytest.mark.timeout(400)
+def test_memrays_reader_agrees_on_deep_stacks_and_is_bounded_too(tmp_path):
+    """memray's own FileReader reads the crafted capture as ours does (frames, lines, sites); its
+    path (native captures) is bounded by the same limits: a deeper stack is refused in one line."""
+    pytest.importorskip("memray")
+    path = tmp_path / "deep.bin"
+    path.write_bytes(hm.deep_leaves(depth=1200, leaves=40))
+    with time_limit(200):
+        ours, theirs = load_memory(path, reader="own", warn=False), load_memory(path, reader="memray")
+    assert theirs.meta["reader"].startswith("memray.FileReader")
+    assert ours.stack_frames == theirs.stack_frames and ours.frame_function == theirs.frame_function
+    assert np.array_equal(ours.frame_line, theirs.frame_line) and np.array_equal(ours.stack_site, theirs.stack_site)
+    assert [len(s) for s in theirs.stack_frames] == [1201] * 40
+    with time_limit(200), pytest.raises(TraceFormatError) as e:
+        load_memory(path, reader="memray", limits=Limits(max_stack_depth=1000))
+    assert str(e.value) == f"{path}: stack 0: a stack deeper than limits.max_stack_depth (1,000)"
+
+
+def test_memrays_reader_gives_the_same_lines_from_a_long_table(tmp_path):
+    pytest.importorskip("memray")
+    path = tmp_path / "lines.bin"
+    path.write_bytes(hm.long_line_table(entries=5000, frames=60, first_line=-40))
+    with time_limit(200):
+        ours, theirs = load_memory(path, reader="own", warn=False), load_memory(path, reader="memray")
+    assert ours.frame_line.tolist() == theirs.frame_line.tolist() == [-40 + (5000 - 1 - k) + 1 for k in range(60)]

@@ -84,10 +84,10 @@ def load_memory(path, warn: bool = True, reader: str = "auto", limits=None) -> M
             return _load_own(path, limits, warn)
         if reader == "own":
             _fail(path, "byte 0", f"{why_not}: load it with reader='memray' (memray.FileReader)")
-    return _load_with_filereader(path, header_count)
+    return _load_with_filereader(path, header_count, limits)
 
 
-def _load_with_filereader(path: str, header_count: int) -> MemoryCapture:
+def _load_with_filereader(path: str, header_count: int, limits) -> MemoryCapture:
     try:
         import memray  # noqa: F401
     except ImportError:
@@ -119,7 +119,7 @@ def _load_with_filereader(path: str, header_count: int) -> MemoryCapture:
         if int(md.file_format) != 0:
             _fail(path, "byte 0", "an aggregated capture (memray run --aggregate) holds no allocation records: "
                                   "record it without --aggregate")
-        return _read(reader, md, path)
+        return _read(reader, md, path, limits)
 
 
 def _records(reader, native: bool) -> tuple:
@@ -142,22 +142,48 @@ def _records(reader, native: bool) -> tuple:
     return rec, first
 
 
-def _frames_of(rec, native: bool) -> list:
-    """The frames of a record's stack, innermost first (none for a free: memray keeps no stack
-    for deallocations, whose stack id is 0)."""
+def _frames_of(rec, native: bool, most: int) -> list:
+    """The frames of a record's stack, innermost first, at most ``most`` (none for a free: memray
+    keeps no stack for deallocations, whose stack id is 0)."""
     try:
-        st = rec.stack_trace()
+        st = rec.stack_trace(max_stacks=most)
     except NotImplementedError:
         return []
     if not st and native:
         try:
-            st = [(f[0], f[1], f[2]) for f in rec.native_stack_trace()]
+            st = [(f[0], f[1], f[2]) for f in rec.native_stack_trace(max_stacks=most)]
         except Exception:  # a native stack memray cannot resolve: no frames
             st = []
     return st
 
 
-def _read(reader, md, path: str) -> MemoryCapture:
+def _stack_tuples(path: str, first: dict, keys: list, native: bool, limits) -> tuple:
+    """(frames of each stack key's first record, {thread id: name}): each stack at most
+    ``limits.max_stack_depth`` frames and all of them at most `Limits.sample_calls` of the file's
+    size (memray gives every stack whole, so deep stacks that share a prefix would cost stacks ×
+    depth); a capture past either is refused in one line naming the limit."""
+    most = limits.max_stack_depth
+    budget = limits.sample_calls(os.path.getsize(path))
+    thread_name: dict = {}
+    stack_tuples, total = [], 0
+    for k in keys:
+        r = first[k]
+        frames = _frames_of(r, native, most + 1)
+        if len(frames) > most:
+            _fail(path, f"stack {len(stack_tuples):,}", f"a stack deeper than limits.max_stack_depth ({most:,})")
+        total += len(frames)
+        if total > budget:
+            _fail(path, f"stack {len(stack_tuples):,}", f"the distinct stacks hold more than {budget:,} frames in all "
+                                                        f"(limits.sample_calls of the file's size)")
+        stack_tuples.append([(str(fr[0]), str(fr[1] or ""), int(fr[2] or 0)) for fr in frames])
+        try:
+            thread_name.setdefault(int(r.tid), r.thread_name or "")
+        except Exception:  # a thread memray has no name for
+            thread_name.setdefault(int(r.tid), "")
+    return stack_tuples, thread_name
+
+
+def _read(reader, md, path: str, limits) -> MemoryCapture:
     """The `MemoryCapture` of a capture memray's `FileReader` opened."""
     native = bool(md.has_native_traces)
     rec, first = _records(reader, native)
@@ -167,15 +193,7 @@ def _read(reader, md, path: str) -> MemoryCapture:
     snaps = list(reader.get_memory_snapshots())
     start_ms = md.start_time.timestamp() * 1000.0
     keys = list(first)
-    thread_name: dict = {}
-    stack_tuples = []
-    for k in keys:
-        r = first[k]
-        stack_tuples.append([(str(fr[0]), str(fr[1] or ""), int(fr[2] or 0)) for fr in _frames_of(r, native)])
-        try:
-            thread_name.setdefault(int(r.tid), r.thread_name or "")
-        except Exception:  # a thread memray has no name for
-            thread_name.setdefault(int(r.tid), "")
+    stack_tuples, thread_name = _stack_tuples(path, first, keys, native, limits)
     return _assemble(
         path, address=address, size=size, allocator=allocator, tid=tid, skey=skey,
         keys=np.array(keys, np.uint64).reshape(len(keys), -1), stacks=trie_of_tuples(stack_tuples),
