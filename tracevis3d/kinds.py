@@ -169,8 +169,10 @@ _TABLES: dict = {}
 
 
 def _char_tables(top: int):
-    """(word, space) uint8 tables over code points [0, top): what ``re`` calls \\w and \\s."""
-    size = 0x10000 if top <= 0x10000 else 0x110000
+    """(word, space) uint8 tables over code points [0, top): what ``re`` calls \\w and \\s.  ASCII
+    names (the usual case; lowering keeps them ASCII) need 128 entries, not the 65,536 whose
+    tables took 0.1 s of a process's first load."""
+    size = 0x80 if top <= 0x80 else 0x10000 if top <= 0x10000 else 0x110000
     if size not in _TABLES:
         chars = [chr(c) for c in range(size)]
         word = np.fromiter((ch.isalnum() or ch == "_" for ch in chars), np.uint8, size)
