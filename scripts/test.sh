@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set everything up and run every test (pytest on bpy 5.0.1 / Python 3.11), then the
-# bpy 5.2 smoke test on Python 3.13 + numpy 2 when a python3.13 is available.
+# Set everything up and run every test (pytest on bpy 5.0.1 / Python 3.11), then the smoke runs
+# of bpy 4.2 LTS, 4.5 LTS, 5.0 and (on Python 3.13 + numpy 2, when a python3.13 is available) 5.2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -27,11 +27,7 @@ if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
 fi
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
-if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
-  echo "smoke test: bpy 5.2 on $("$PY313" --version)" >&2
-  zip="$(ls dist/tracevis3d-*-linux_x64.zip 2>/dev/null | head -n 1 || true)"
-  .venv313/bin/python tests/smoke/smoke_bpy52.py ${zip:+--zip "$zip"} || status=$?
-else
-  echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
-fi
+# the smoke runs of every Blender line: 4.2 LTS, 4.5 LTS, 5.0, and 5.2 where .venv313 is (scripts/smoke_all.sh)
+[ -n "$PY313" ] || echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
+[ "${TRACEVIS3D_SKIP_SMOKE52:-0}" = 1 ] || bash scripts/smoke_all.sh || status=$?
 exit $status

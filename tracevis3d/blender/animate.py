@@ -84,9 +84,9 @@ def _world_boxes(coll) -> dict:
     """layer name -> (object, positions, scales) of the world-space box layers that grow."""
     out = {}
     for name, ob in _layer_objects(coll).items():
-        if name in NOT_GROWN or ob.get("tv3d_space") == "camera" or ob.type != "POINTCLOUD":
+        if name in NOT_GROWN or ob.get("tv3d_space") == "camera":
             continue
-        if "tv_scale" not in ob.data.attributes:
+        if "tv_scale" not in ob.data.attributes:  # a mesh layer; boxes: points (a mesh of them in 4.2-4.4)
             continue
         out[name] = (ob,) + _points(ob)
     return out

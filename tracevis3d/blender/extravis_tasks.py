@@ -113,11 +113,13 @@ def window_from_handles(scene=None, collection_name: str = "TraceVis3D") -> tupl
 
 def _handle_box_heights(coll) -> list | None:
     """World z of the two handle boxes (the points of ``window_handles`` with a time), or None."""
-    ob = next((o for o in coll.objects if o.type == "POINTCLOUD" and "window_time" in o.data.attributes), None)
+    from .compat import is_points_object, point_count
+
+    ob = next((o for o in coll.objects if is_points_object(o) and "window_time" in o.data.attributes), None)
     if ob is None:
         return None
     A = ob.data.attributes
-    n = A.domain_size("POINT") if hasattr(A, "domain_size") else len(ob.data.points)
+    n = point_count(ob)
     wt = np.empty(n, np.float32)
     A["window_time"].data.foreach_get("value", wt)
     pos = np.empty(n * 3, np.float32)

@@ -50,7 +50,9 @@ def check_output(path, transparent: bool = False) -> str:
 #   Workbench/EEVEE render (not at `import bpy`); the probe then succeeds;
 # - "00:01.057  render | Saved: '/path/fig.png'" on stdout (the render's log line; older
 #   versions print "Saved: '…'" and " Time: 00:01.23 (Saving: 00:00.01)");
-# - "Info: Saved (copy) as \"scene.blend\"" on stdout (the save operator's report in background mode);
+# - "Info: Saved (copy) as \"scene.blend\"" on stdout (the save operator's report in background mode;
+#   bpy 4.2: "Info: Saved \"scene.blend\"" after "Info: Total files 0 | Changed 0 | Failed 0", its
+#   relative-path remap's count);
 # - "… blend | Read blend: \"…\"" on stdout (opening a file);
 # - "Fra:1 Mem:… | …" render progress lines.
 BLENDER_NOISE = (
@@ -59,6 +61,8 @@ BLENDER_NOISE = (
     re.compile(r"^Saved: ['\"]"),
     re.compile(r"^\s*Time: \d"),
     re.compile(r"^Info: Saved (copy )?as "),
+    re.compile(r"^Info: Saved \""),
+    re.compile(r"^Info: Total files \d+ \| Changed \d+ \| Failed \d+$"),
     re.compile(r"^Fra:\d+ "),
     re.compile(r"^\s*$"),
 )
@@ -147,22 +151,19 @@ def blender_write_failed(e: BaseException, path: str, what: str):
 
 def engine_id(engine: str) -> str:
     """Blender's engine identifier for a user-facing name; ValueError if unknown."""
-    import bpy
-
     key = str(engine).strip().lower()
     if key not in _ENGINE_ALIASES:
         raise ValueError(f"unknown render engine {engine!r}; use workbench, eevee or cycles")
-    ident = _ENGINE_ALIASES[key]
-    items = {e.identifier for e in bpy.types.RenderSettings.bl_rna.properties["engine"].enum_items}
-    if ident == "BLENDER_EEVEE" and ident not in items and "BLENDER_EEVEE_NEXT" in items:
-        ident = "BLENDER_EEVEE_NEXT"  # Blender 4.2-4.4
-    return ident
+    from .compat import engine_identifier
+
+    return engine_identifier(_ENGINE_ALIASES[key])
 
 
 def _set_image_format(r, fmt: str, transparent: bool) -> None:
+    from .compat import set_media_type
+
     im = r.image_settings
-    if hasattr(im, "media_type"):  # Blender 5.0+: image / multilayer / video
-        im.media_type = "IMAGE"
+    set_media_type(im, "IMAGE")  # Blender 5.0+: image / multilayer / video
     im.file_format = fmt
     im.color_mode = "RGBA" if transparent else "RGB"
     if fmt in ("PNG", "TIFF"):
@@ -289,9 +290,10 @@ VIDEO_FORMATS = {".mp4": ("MPEG4", "H264"), ".mkv": ("MKV", "H264"), ".mov": ("Q
 def set_video_output(r, container: str, codec: str) -> None:
     """Render settings ``r`` write a video through Blender's FFmpeg (H.264 at high quality,
     a key frame every second of frames, no sound)."""
+    from .compat import set_media_type
+
     im = r.image_settings
-    if hasattr(im, "media_type"):  # Blender 5.0+
-        im.media_type = "VIDEO"
+    set_media_type(im, "VIDEO")  # Blender 5.0+
     im.file_format = "FFMPEG"
     r.ffmpeg.format, r.ffmpeg.codec = container, codec
     if codec == "H264":

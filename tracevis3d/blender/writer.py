@@ -29,6 +29,7 @@ from mathutils import Vector
 
 from ..layout.spec import (HALO_KEY, CurveLayer, ImageLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer,
                            TubeLayer)
+from .compat import can_convert_to_pointcloud, is_points_object, make_points_data, use_nodes
 from .meshobj import TAG, _tag, link_layer_mesh  # noqa: F401 (link_layer_mesh: callers of the writer)
 
 CUSHION_AMBIENT = 0.5
@@ -119,8 +120,7 @@ def _build_material_nodes(mat, ms: MaterialSpec) -> bpy.types.Material:
     mat.diffuse_color = tuple(ms.color[:4]) if len(ms.color) == 4 else tuple(ms.color) + (1.0,)
     mat.roughness = 0.7
     mat.metallic = 0.0
-    if bpy.app.version < (5, 0, 0) and not mat.use_nodes:  # always on from 5.0
-        mat.use_nodes = True
+    use_nodes(mat)
     nt = mat.node_tree
     nt.nodes.clear()
     N, L = nt.nodes, nt.links
@@ -298,31 +298,18 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
 _ATTR_TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
 
 
-def _can_convert_to_pointcloud() -> bool:
-    try:
-        items = bpy.ops.object.convert.get_rna_type().properties["target"].enum_items
-        return "POINTCLOUD" in items.keys()
-    except Exception:  # pragma: no cover - defensive
-        return False
-
-
 def is_layer_object(ob) -> bool:
     """A TraceVis3D instance layer: a point cloud, or (Blender < 4.5) a mesh of points."""
-    return ob.type in ("POINTCLOUD", "MESH") and "tv3d_layer" in ob and "tv3d_tubes" not in ob
+    return is_points_object(ob) and "tv3d_layer" in ob and "tv3d_tubes" not in ob
 
 
 def _new_pointcloud_object(name: str, n: int, coll) -> bpy.types.Object:
-    if hasattr(bpy.types.PointCloud, "resize"):  # Blender 5.1+
-        pc = bpy.data.pointclouds.new(name)
-        pc.resize(n)
-        ob = bpy.data.objects.new(name, pc)
-        coll.objects.link(ob)
-        return ob
-    me = bpy.data.meshes.new(name)
-    me.vertices.add(n)
+    me, is_pointcloud = make_points_data(name, n)
     ob = bpy.data.objects.new(name, me)
     coll.objects.link(ob)
-    if not _can_convert_to_pointcloud():
+    if is_pointcloud:  # Blender 5.1+
+        return ob
+    if not can_convert_to_pointcloud():
         # Blender 4.2-4.4: no POINTCLOUD conversion target.  The mesh's vertices are the
         # points: same POINT-domain attributes, and Instance on Points accepts meshes.
         return ob
@@ -534,8 +521,7 @@ def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
     scene.world = world
     bg = tuple(spec.background[:3])
     world.color = bg
-    if bpy.app.version < (5, 0, 0) and not world.use_nodes:
-        world.use_nodes = True
+    use_nodes(world)
     nt = world.node_tree
     if nt is not None:
         # camera rays see the background colour at full strength (a clean figure background);
