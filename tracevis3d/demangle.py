@@ -1824,7 +1824,7 @@ def _rust_legacy(s: str):
     i, n, parts = 3, len(s), []
     while i < n and s[i] != "E":
         j = i
-        while j < n and s[j].isdigit():
+        while j < n and "0" <= s[j] <= "9":  # ASCII digits ("²".isdigit(), and int("²") raises)
             j += 1
         if j == i:
             return None

@@ -276,6 +276,8 @@ CASES = [
     *[(f"speedscope_frame_line_{k}", (lambda v=v: speedscope_frame_line(v)), None, {})
       for k, v in (("huge", 10 ** 25), ("negative", -(10 ** 25)), ("float", 1e308))],
     *[(f"pyspy_process_{k}", (lambda v=v: pyspy_process(v)), None, {}) for k, v in NUMBER_SPELLINGS.items()],
+    *[(f"collapsed_mangled_{k}", (lambda v=v: f"_ZN3foo{v}barEv;_ZN{v}aE;main 5\n_ZN3foo3barEv 1\n".encode()),
+       None, {}) for k, v in NUMBER_SPELLINGS.items()],
     *[(f"pyspy_thread_{k}", (lambda v=v: pyspy_thread(v)), None, {}) for k, v in NUMBER_SPELLINGS.items()],
     *[(f"austin_pid_{k}", (lambda v=v: austin_ids(v, "7")), None, {}) for k, v in NUMBER_SPELLINGS.items()],
     *[(f"austin_tid_{k}", (lambda v=v: austin_ids("7", v)), None, {}) for k, v in NUMBER_SPELLINGS.items()],
