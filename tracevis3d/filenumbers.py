@@ -26,7 +26,7 @@ MAX_HEX_DIGITS = 16
 #: characters of a float's text (a double needs at most ~25; zeros after the point can pad it)
 MAX_FLOAT_CHARS = 64
 #: the largest line or column number kept (int32, as the trace's function table stores them)
-MAX_LINE = 2 ** 31 - 2
+MAX_LINE = 2 ** 31 - 1
 #: ids (pids, tids) are kept modulo this (past it an id could not be an int64 of the trace)
 ID_MODULUS = 1 << 62
 

@@ -57,7 +57,7 @@ def test_ascii_numbers_only():
         assert fnum.read_int(bad) is None, bad
     assert fnum.read_int("5", 0, 4) is None and fnum.read_int("4", 0, 4) == 4 and fnum.read_int("-1", 0) is None
     assert fnum.read_int("0x1f", base=16) == 31 and fnum.read_int("f" * 17, base=16) is None
-    assert fnum.read_line("2147483646") == 2 ** 31 - 2 and fnum.read_line("2147483647") == -1
+    assert fnum.read_line("2147483647") == 2 ** 31 - 1 and fnum.read_line("2147483648") == -1
     assert fnum.read_id("9" * 19) == int("9" * 19) % fnum.ID_MODULUS and fnum.read_id("9" * 20) is None
     assert fnum.read_id("0x7f", hex_ok=True) == 127 and fnum.read_id("7f", hex_ok=True) == 127
     assert fnum.read_id("7f") is None and fnum.read_id("f" * 5000, hex_ok=True) is None
