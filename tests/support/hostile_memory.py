@@ -204,3 +204,18 @@ def run_bounded(snippet: str, *, timeout: float = 120.0, max_address_space: int 
         if line.startswith("TV3D-RESULT "):
             return json.loads(line[len("TV3D-RESULT "):])
     return {"outcome": f"exit {r.returncode}", "message": r.stderr[-2000:]}
+
+
+def heaps_v2_redefined(depth: int = 99_000, dumps: int = 1000) -> bytes:
+    """`deep_heaps_v2`'s chain in a first dump, then ``dumps`` small dumps that each redefine the
+    chain's root (another name) and hold one heap entry at its deepest node: each redefinition
+    makes every stack through the root resolve again (bounded by a work budget)."""
+    doc = json.loads(deep_heaps_v2(depth, 1))
+    events = doc["traceEvents"]
+    for k in range(dumps):
+        heaps = {"version": 1, "maps": {"strings": [{"id": 3 + k % 2, "string": f"root{k % 2}"}],
+                                        "nodes": [{"id": 1, "name_sid": 3 + k % 2}]},
+                 "allocators": {"malloc": {"nodes": [depth], "sizes": ["40"], "counts": ["1"], "types": [0]}}}
+        events.append({"ph": "v", "name": "periodic_interval", "pid": 7, "tid": 7, "ts": 2000 + k, "id": "0x1",
+                       "args": {"dumps": {"level_of_detail": "detailed", "heaps_v2": heaps}}})
+    return json.dumps(doc, separators=(",", ":")).encode()

@@ -17,12 +17,12 @@ class HeapStacks:
     (issue 78).  A chain that loops is cut where it closes (the node whose parent is already on
     the chain being resolved is an outermost frame); one deeper than ``max_stack_depth`` is cut
     where it passes it (the deeper frames start a stack of their own): both a
-    ``memory_dump_bad`` problem.  A dump that changes a node or string an earlier dump defined
-    clears its process's memo; the work of resolving is bounded by ``budget`` nodes in all (past
-    it, later heap entries are left out, a problem that says so)."""
+    ``memory_dump_bad`` problem.  The maps never change an entry once defined
+    (`chrome_memdump._update_maps` keeps the first), so a resolved node stays resolved: the work
+    is one step per heap node of each process."""
 
-    def __init__(self, lim, budget: int):
-        self.lim, self.budget = lim, int(budget)
+    def __init__(self, lim):
+        self.lim = lim
         self.parent: list = []
         self.label: list = []
         self.depth: list = []
@@ -46,7 +46,7 @@ class HeapStacks:
 
     def resolve(self, pid_maps: dict, node, problems, where: str):
         """The trie node of heap node ``node`` of a process's maps; None when ``node`` is not in
-        its ``maps.nodes`` (or the work bound is spent)."""
+        its ``maps.nodes``."""
         memo, nodes = pid_maps["memo"], pid_maps["nodes"]
         if node in memo:
             return memo[node]
@@ -67,11 +67,6 @@ class HeapStacks:
             on_path.add(x)
             path.append(x)
             x = entry[1]
-        self.budget -= len(path)
-        if self.budget < 0:
-            problems.add(where, "heaps_v2 maps changed so often that resolving their stacks passed the work bound "
-                                "(a few nodes a byte of input): heap entries left out")
-            return None
         return self._descend(pid_maps, node, path, base, problems, where)
 
     def _descend(self, pid_maps: dict, node, path: list, base: int, problems, where: str) -> int:

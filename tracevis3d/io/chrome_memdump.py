@@ -64,9 +64,6 @@ ALLOCATORS_COUNTER = "memory-infra allocators"
 TOTALS_COUNTER = "memory-infra totals"
 UNIT = "B"
 MAX_EXACT = 2 ** 53  # bytes and counts past it are not exact in float64: refused
-#: heap nodes resolved into stacks per byte of the trace (plus 2**20): the bound on that work when
-#: dumps keep changing their maps (`chrome_heap_stacks.HeapStacks`); real dumps resolve each node once
-WORK_PER_BYTE = 4
 #: the Chrome reader's repair (`chrome.REPAIRS`) for the dumps `dump_counters` leaves out
 REPAIRS = {"memory_dump_bad": "memory-infra dump (ph v) with wrong types, missing keys, or values that are not hex "
                               "or out of range: left it (or its bad part) out"}
@@ -310,13 +307,15 @@ def dump_counters(buf, source: str, lim, skip_counts, t0: float, counters: dict,
 
 
 def _update_maps(pid_maps: dict, heaps: dict, problems: _Problems, where: str) -> None:
-    """Add a dump's ``maps`` (strings, nodes) to its process's: a later entry of an id wins (one
-    that changes an entry clears the process's resolved stacks, `HeapStacks`)."""
+    """Add a dump's ``maps`` (strings, nodes) to its process's.  Chrome gives each id one entry
+    (a later dump only adds); an entry that changes an id an earlier dump defined is a problem and
+    left out (the first kept), so each heap node's stack, once resolved, stays
+    (`chrome_heap_stacks.HeapStacks`: a changed root would make every stack through it resolve
+    again, dumps × depth)."""
     maps = heaps.get("maps", {})
     if not isinstance(maps, dict):
         problems.add(where, "heaps_v2.maps is not an object")
         return
-    changed = False
     for key, fields in (("strings", ("string",)), ("nodes", ("name_sid",))):
         items = maps.get(key, [])
         if not isinstance(items, list):
@@ -333,11 +332,10 @@ def _update_maps(pid_maps: dict, heaps: dict, problems: _Problems, where: str) -
             else:
                 parent = it.get("parent")
                 value = (it["name_sid"], parent if isinstance(parent, int) else None)
-            if it["id"] in table and table[it["id"]] != value:
-                changed = True
-            table[it["id"]] = value
-    if changed:
-        pid_maps["memo"].clear()
+            old = table.setdefault(it["id"], value)
+            if old != value:
+                problems.add(where, f"heaps_v2.maps.{key} changes id {it['id']} an earlier dump defined: the first "
+                                    f"definition kept")
 
 
 def _heap_entries(d: Dump, pid_maps: dict, lim, problems: _Problems) -> list:
@@ -386,7 +384,7 @@ def load_memory_dumps(data, source: str, lim, warn: bool = True):
     entries = []  # (dump, site key, thread key, stack: a node of `stacks`, bytes, objects)
     from .chrome_heap_stacks import HeapStacks
 
-    stacks = HeapStacks(lim, WORK_PER_BYTE * len(data) + (1 << 20))
+    stacks = HeapStacks(lim)
     if any(isinstance(d.dumps.get("heaps_v2"), dict) for d in dumps):
         maps_of: dict = {}
         for d in dumps:
@@ -403,7 +401,7 @@ def load_memory_dumps(data, source: str, lim, warn: bool = True):
     heap_mode = any(e[1] is not None for e in entries)
     if not heap_mode:  # no heap dumps that could be read: the allocators' sizes
         entries = []
-        stacks = HeapStacks(lim, 0)
+        stacks = HeapStacks(lim)
         for d in dumps:
             sizes = allocator_sizes(d, problems, "effective_size")
             for alloc, b in sizes.items():
