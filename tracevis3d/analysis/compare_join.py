@@ -26,7 +26,7 @@ import numpy as np
 from ..kernels.overview import overview_finish, overview_start
 from ..kernels.setjoin import overlap_dtype
 from ..kernels.setjoin_consume import WaveConsumer
-from ..kernels.setjoin_fused import FUSED_PARTS, RECORD_BYTES, fused_part_bytes, jaccard_join_tree_fused
+from ..kernels.setjoin_fused import FUSED_PARTS, RECORD_BYTES, fused_join_bytes, jaccard_join_tree_fused
 from ..kernels.setjoin_prefix import FILTER_WAVE_BYTES_PER_CLASS_PAIR, jaccard_join_waves
 from ..kernels.setjoin_tree import (WAVE_PAIRS, _join_plan, estimate_class_pairs, jaccard_join_tree_waves,
                                     sample_rows)
@@ -75,13 +75,14 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
         scale = plan["na"] / max(1, sample.size)
         est = float(match_n.sum()) * scale
         if keep_class_pairs is False or est > keep_auto:
-            part = fused_part_bytes(plan["height"], plan["nb"], time_b.shape[0], int(np.diff(calls_ptr_a).max()),
-                                    int(top_k), np.dtype(plan["odt"]).itemsize)
-            # + the membership rows, shared; + the overview's record when the walkers share the
-            # items (`setjoin_fused.RECORD_BYTES` per match it keeps, held twice while gathered:
-            # every class pair up to twice the budget, about the budget past it)
+            join_bytes = fused_join_bytes(plan["height"], plan["nb"], time_a.shape[0], time_b.shape[0],
+                                          int(np.diff(calls_ptr_a).max()), int(top_k), np.dtype(plan["odt"]).itemsize,
+                                          min(FUSED_PARTS, numba.get_num_threads()), overview_budget is not None)
+            # + the overview's record when the walkers share the items (`setjoin_fused.RECORD_BYTES`
+            # per match it keeps, held twice while gathered: every class pair up to twice the
+            # budget, about the budget past it); the plan (its membership rows too) is resident
             record = 0 if overview_budget is None else 2 * RECORD_BYTES * min(est, 2.0 * overview_budget)
-            check_memory(0, FUSED_PARTS * part + plan["dense_map"].nbytes + int(record))
+            check_memory(0, join_bytes + int(record))
             stats: dict = {"estimate": float(est)}
             theta = overview_theta(est, overview_budget)
             if theta > 1.0:
@@ -89,7 +90,7 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
             got = jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, int(top_k), calls_ptr_a, time_a,
                                           calls_ptr_b, time_b, span_a, span_b, int(n_bins), tol_a, tol_b, tau,
                                           stats=stats, overview_theta=theta,
-                                          share_items=overview_budget is not None)
+                                          share_items=overview_budget is not None, drop_plan=True)
             stats.update(overview_theta=theta, overview_pairs=got["overview_pairs"])
             lap("join")
             if keep_class_pairs is False or got["class_pairs"] > keep_auto:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
+import mmap
 import time
 from dataclasses import dataclass, field
 
@@ -24,8 +25,8 @@ from ..transform import longest_named_call
 from ..kernels.gamma import (merge_gamma_classes, process_hash_seed, renumber_sets_by_size, subtree_gamma_classes,
                              subtree_shape_classes)
 from ..kernels.hugeblock import huge_pages
-from ..kernels.groups import (bfs_groups, calls_by_class_and_time, fill_pair_records,
-                             top_k_partners, union_of_partners)
+from ..kernels.groups import bfs_groups
+from ..kernels.kept_pairs import calls_by_class_time, fill_pair_fields, picks_by_call, top_k_picks, union_of_picks
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.setjoin import overlaps_to_similarity
 from ..kernels.setjoin_tree import WAVE_PAIRS  # noqa: F401  (the default wave, named here for callers)
@@ -673,9 +674,9 @@ def gamma_classes(a: Trace, b: Trace):
     # A's and B's sweeps on two threads (the kernel releases the GIL), merged as one sweep of
     # the concatenation would number them (`merge_gamma_classes`)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        swept_a = pool.submit(subtree_gamma_classes, maps[0][a.func].astype(np.int32),
+        swept_a = pool.submit(subtree_gamma_classes, maps[0][a.func],
                               np.ascontiguousarray(a.end_index, np.int32), len(functions), seed)
-        swept_b = subtree_gamma_classes(maps[1][b.func].astype(np.int32), np.ascontiguousarray(b.end_index, np.int32),
+        swept_b = subtree_gamma_classes(maps[1][b.func], np.ascontiguousarray(b.end_index, np.int32),
                                         len(functions), seed)
         swept_a = swept_a.result()
     cls, class_ptr, class_items = renumber_sets_by_size(*merge_gamma_classes(*swept_a, *swept_b, len(functions),
@@ -775,6 +776,85 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
                                 overview_budget)
 
 
+#: kept call pairs whose records (`PAIR_DTYPE`, 44 bytes each) would take more than this are
+#: written to an unlinked temporary file (`tempfile.TemporaryFile`, in ``TMPDIR``) and the
+#: result's ``pairs`` is that file mapped: a pair of 10^8-call traces keeps ~3·10^8 pairs
+#: (14 GB), which then live in the page cache (written back and dropped by the system as it
+#: needs the memory), never in the process's own memory; smaller results stay in memory
+SPILL_PAIRS_BYTES = 4 << 30
+#: kept pairs filled per pass when they are written to a file (each pass's pages then given
+#: back: the process holds one pass of records at a time)
+SPILL_CHUNK_PAIRS = 1 << 22
+
+
+def _pair_records(m: int):
+    """An array of ``m`` `PAIR_DTYPE` records: in memory, or past `SPILL_PAIRS_BYTES` a
+    shared mapping of an unlinked temporary file (returned as the second value, else None)."""
+    import tempfile
+
+    nbytes = int(m) * PAIR_DTYPE.itemsize
+    if nbytes <= SPILL_PAIRS_BYTES:
+        return np.empty(int(m), PAIR_DTYPE), None
+    with tempfile.TemporaryFile(prefix="tracevis3d-pairs-") as f:
+        f.truncate(nbytes)
+        mm = mmap.mmap(f.fileno(), nbytes)       # its own handle on the file: it outlives f
+    return np.frombuffer(mm, PAIR_DTYPE), mm
+
+
+def _kept_pairs(side_a, side_b, top_k, lap):
+    """The kept call pairs (`PAIR_DTYPE`, sorted by (a, b)) and the groups (`GROUP_DTYPE`) of
+    `_compare_checked`: each call's ``top_k`` best partners both ways (`kept_pairs.top_k_picks`),
+    their union (`union_of_picks`), the groups over it (`groups.bfs_groups`) and the pairs'
+    fields (`fill_pair_fields`).  ``side_*`` = (trace, class row per call, calls by class and
+    time, their row offsets, their times, t0, span, tier offsets, partner rows, similarities)."""
+    a, row_of_a, by_a, calls_ptr_a, time_a, t0_a, span_a, tptr_a, tpart_a, tsim_a = side_a
+    b, row_of_b, by_b, calls_ptr_b, time_b, t0_b, span_b, tptr_b, tpart_b, tsim_b = side_b
+    del side_a, side_b
+    n_a, n_b = len(a), len(b)
+    denom_a, denom_b = (span_a if span_a > 0 else 1.0), (span_b if span_b > 0 else 1.0)
+    pos_dtype = np.int32 if max(tsim_a.shape[0], tsim_b.shape[0]) < 2 ** 31 - 1 else np.int64
+    pick_b, pos_b = np.empty((n_b, top_k), np.int32), np.empty((n_b, top_k), pos_dtype)
+    top_k_picks(row_of_b, b.start, t0_b, denom_b, tptr_b, tpart_b, tsim_b, calls_ptr_a, by_a, time_a, denom_a,
+                top_k, by_b, pick_b, pos_b)
+    rptr, rv, rp = picks_by_call(pick_b, pos_b, n_a)
+    del pick_b, pos_b, row_of_b
+    pick_a, pos_a = np.empty((n_a, top_k), np.int32), np.empty((n_a, top_k), pos_dtype)
+    top_k_picks(row_of_a, a.start, t0_a, denom_a, tptr_a, tpart_a, tsim_a, calls_ptr_b, by_b, time_b, denom_b,
+                top_k, by_a, pick_a, pos_a)
+    del row_of_a, by_a, by_b, time_a, time_b
+    lap("top_k")
+    pa, pb, ppos = union_of_picks(pick_a, pos_a, rptr, rv, rp)
+    del pick_a, pos_a, rptr, rv, rp
+    lap("kept_pairs")
+
+    # groups over the kept pairs (sorted by (a, b)), numbered breadth-first over A
+    group, root_a, root_b = bfs_groups(pa, pb, a.depth, a.end_index, b.end_index)
+    groups = np.empty(root_a.size, GROUP_DTYPE)
+    groups["a"] = root_a
+    groups["b"] = root_b
+    groups["n_matches"] = np.bincount(group, minlength=root_a.size)
+    lap("groups")
+
+    m = pa.shape[0]
+    pairs, spill = _pair_records(m)
+    step = m if spill is None else SPILL_CHUNK_PAIRS
+    for i0 in range(0, m, max(1, step)):
+        i1 = min(m, i0 + step)
+        part = pairs[i0:i1]
+        fill_pair_fields(i0, i1, pa, pb, ppos, tsim_a, tsim_b, group, root_a, root_b, a.start, a.end, b.start,
+                         b.end, t0_a, t0_b, part["a"], part["b"], part["sim"], part["group"], part["dt"],
+                         part["rel_a"], part["rel_b"])
+        if spill is not None and hasattr(mmap, "MADV_DONTNEED"):   # the pass's whole pages given
+            lo = -(-i0 * PAIR_DTYPE.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE    # back (they stay in the
+            hi = (i1 * PAIR_DTYPE.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE      # file's page cache)
+            if i1 == m:
+                hi = len(spill)
+            if hi > lo:
+                spill.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+    lap("pair_fields")
+    return pairs, groups, spill is not None
+
+
 def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_period, join, keep_class_pairs,
                      wave_pairs, overview_budget) -> Comparison:
     """`compare_traces` of checked parameters and the selected traces."""
@@ -806,21 +886,15 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     size_b = set_size[rows_b].astype(np.int64)
     lap("classes")
 
-    # times: µs since each trace's first start; relative start in [0, 1]
+    # times: µs since each trace's first start (t − t0), relative start (t − t0) / span, both
+    # computed by the kernels where they read them (no per-call copies)
     t0_a, t0_b = float(a.start.min()), float(b.start.min())
     span_a = max(float(a.end.max()) - t0_a, 0.0)
     span_b = max(float(b.end.max()) - t0_b, 0.0)
-    ts_a = a.start - t0_a
-    ts_b = b.start - t0_b
-    rel_a = ts_a / (span_a if span_a > 0 else 1.0)
-    rel_b = ts_b / (span_b if span_b > 0 else 1.0)
-    idx_a = np.arange(n_a, dtype=np.int32)
-    idx_b = np.arange(n_b, dtype=np.int32)
-    order_b = pool.submit(calls_by_class_and_time, row_of_b, rows_b.size, ts_b)   # the kernel releases the GIL
+    order_b = pool.submit(calls_by_class_time, row_of_b, rows_b.size, b.start, t0_b)   # the kernel releases the GIL
     pool.shutdown(wait=False)                  # nothing more to submit; its two tasks still run
-    by_a, calls_ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
-    by_b, calls_ptr_b = order_b.result()
-    time_a_by_class, time_b_by_class = ts_a[by_a], ts_b[by_b]
+    by_a, calls_ptr_a, time_a_by_class = calls_by_class_time(row_of_a, rows_a.size, a.start, t0_a)
+    by_b, calls_ptr_b, time_b_by_class = order_b.result()
     lap("call_order")
 
     # exact class-level join (Eq. 3) and what the comparison needs from its class pairs: the
@@ -855,30 +929,11 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     del got
     lap("kept_class_pairs")
 
-    # kept call pairs: top-k both ways
-    pv, ps = top_k_partners(row_of_a, rel_a, tptr_a, tpart_a, tsim_a,
-                            calls_ptr_b, idx_b[by_b], rel_b[by_b], int(top_k), by_a)
-    pu, pus = top_k_partners(row_of_b, rel_b, tptr_b, tpart_b, tsim_b,
-                             calls_ptr_a, idx_a[by_a], rel_a[by_a], int(top_k), by_b)
-    lap("top_k")
-    pa, pb, psim = union_of_partners(pv, ps, pu, pus)
-    del pv, ps, pu, pus
-    lap("kept_pairs")
-
-    # groups over the kept pairs (sorted by (a, b)), numbered breadth-first over A
-    group, root_a, root_b = bfs_groups(pa, pb, a.depth, a.end_index, b.end_index)
-    groups = np.empty(root_a.size, GROUP_DTYPE)
-    groups["a"] = root_a
-    groups["b"] = root_b
-    groups["n_matches"] = np.bincount(group, minlength=root_a.size)
-    lap("groups")
-
-    pairs = np.empty(pa.size, PAIR_DTYPE)
-    fill_pair_records(pa, pb, psim, group, root_a, root_b, a.start, a.end, b.start, b.end, t0_a,
-                      t0_b, pairs["a"], pairs["b"], pairs["sim"], pairs["group"], pairs["dt"],
-                      pairs["rel_a"], pairs["rel_b"])
-    del pa, pb, psim
-    lap("pair_fields")
+    # kept call pairs (top-k both ways), their groups (Sec. III) and fields (Sec. IV-D)
+    side_a = (a, row_of_a, by_a, calls_ptr_a, time_a_by_class, t0_a, span_a, tptr_a, tpart_a, tsim_a)
+    side_b = (b, row_of_b, by_b, calls_ptr_b, time_b_by_class, t0_b, span_b, tptr_b, tpart_b, tsim_b)
+    del row_of_a, row_of_b, by_a, by_b, time_a_by_class, time_b_by_class
+    pairs, groups, pairs_in_file = _kept_pairs(side_a, side_b, int(top_k), lap)
 
     reps = reps_done.result()
     lap("repetitions")
@@ -895,6 +950,6 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
         repetitions_a=reps[0], repetitions_b=reps[1],
         params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
                     aligned_tol_b=tol_b, max_period=int(max_period), timings=timings, laps=laps,
-                    join=join_stats),
+                    join=join_stats, pairs_in_file=pairs_in_file),
         class_pair_count=n_class_pairs, partner_calls_a=partner_calls_a, partner_calls_b=partner_calls_b,
     )

@@ -215,16 +215,20 @@ def bfs_groups(pair_a, pair_b, depth_a, end_index_a, end_index_b, n_segments=Non
     cuts = _segment_cuts(pair_a, depth_a, int(n_segments))
     for c in cuts[1:-1]:                # each walk checks the order within its run; here across the cuts
         _check_sorted(pair_a[c - 1:c + 1], pair_b[c - 1:c + 1])
-    walk = [(pair_a[i:j], pair_b[i:j], depth_a, end_index_a, end_index_b) for i, j in zip(cuts[:-1], cuts[1:])]
+    # each walk writes its matches' groups (numbered within the walk) into its slice of one
+    # int32 array, which `_number_groups` renumbers in place: 4 bytes a match in all
+    group = np.empty(m, np.int32)
+    walk = [(pair_a[i:j], pair_b[i:j], depth_a, end_index_a, end_index_b, group[i:j])
+            for i, j in zip(cuts[:-1], cuts[1:])]
     if len(walk) == 1:
         walked = [_bfs_walk(*walk[0])]
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(walk)) as pool:   # the kernel releases the GIL
             walked = list(pool.map(lambda w: _bfs_walk(*w), walk))
-    offset = np.cumsum([0] + [w[1].shape[0] for w in walked])
-    local = np.concatenate([w[0] + o for w, o in zip(walked, offset)])
-    return _number_groups(local, np.concatenate([w[1] for w in walked]), np.concatenate([w[2] for w in walked]),
-                          depth_a)
+    offset = np.cumsum([0] + [w[0].shape[0] for w in walked]).astype(np.int64)
+    root_a, root_b = np.concatenate([w[0] for w in walked]), np.concatenate([w[1] for w in walked])
+    del walked
+    return _number_groups(group, np.asarray(cuts, np.int64), offset, root_a, root_b, depth_a)
 
 
 #: `bfs_groups` walks the matches in this many runs at once (cut at calls of depth 0) ...
@@ -256,19 +260,22 @@ def _segment_cuts(pair_a, depth_a, n_segments):
 
 
 @njit(cache=True, nogil=True)
-def _number_groups(local, root_a, root_b, depth_a):
-    """The groups numbered as the breadth-first visit creates them: by (depth of G_A, G_A, G_B)
-    (``local``: each match's group in the pre-order walk's creation order, `_bfs_walk`).
-    Returns (group per match, root_a, root_b) in that numbering."""
+def _number_groups(group, cuts, offset, root_a, root_b, depth_a):
+    """The groups numbered as the breadth-first visit creates them: by (depth of G_A, G_A, G_B).
+    ``group``: each match's group as its walk numbered it (`_bfs_walk`: creation order within
+    the walk of matches [cuts[s], cuts[s+1]), whose groups are ``offset[s]`` on in the
+    concatenated roots), renumbered in place.  Returns (group per match, root_a, root_b) in
+    that numbering."""
     ng = root_a.shape[0]
     depth_r = depth_a[root_a]
     order, _ = group_by_key(depth_r, int(depth_r.max()) + 1 if ng else 1)   # stable: (a, b) within a depth
-    rank = np.empty(ng, np.int64)
+    rank = np.empty(ng, np.int32)
     for j in range(ng):
         rank[order[j]] = j
-    group = np.empty(local.shape[0], np.int32)
-    for i in range(local.shape[0]):
-        group[i] = rank[local[i]]
+    for s in range(cuts.shape[0] - 1):
+        o = offset[s]
+        for i in range(cuts[s], cuts[s + 1]):
+            group[i] = rank[group[i] + o]
     return group, root_a[order].copy(), root_b[order].copy()
 
 
@@ -281,9 +288,10 @@ def _check_sorted(pair_a, pair_b):
 
 
 @njit(cache=True, nogil=True)
-def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b):
+def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
     """`bfs_groups`' walk over matches sorted by (a, b) (its docstring): each match's group in
-    creation order and the groups' roots.  Returns (local, root_a, root_b)."""
+    creation order, written to ``local`` (int32, one per match), and the groups' roots.
+    Returns (root_a, root_b)."""
     m = pair_a.shape[0]
     _check_sorted(pair_a, pair_b)
     big = np.iinfo(np.int64).max
@@ -303,7 +311,6 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b):
     sp = 0
     root_a = np.empty(m, np.int32)
     root_b = np.empty(m, np.int32)
-    local = np.empty(m, np.int64)            # group per match, numbered in pre-order creation
     ng = 0
     for i in range(m):
         u = pair_a[i]
@@ -373,7 +380,7 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b):
             n_log, log_node, log_old = _tree_add(tree, size, leaf_of[v], leaf_of[end_index_b[v]],
                                                  (np.int64(depth_a[u]) << 32) | ng, log_node, log_old, n_log)
         ng += 1
-    return local, root_a[:ng].copy(), root_b[:ng].copy()
+    return root_a[:ng].copy(), root_b[:ng].copy()
 
 
 @njit(cache=True, nogil=True)

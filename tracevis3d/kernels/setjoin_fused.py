@@ -26,8 +26,9 @@ the overview's float sums depend on the order they are added in.
   atomic counter, `atomic.fetch_add`); each records its rows' kept matches (B row, J / p, 1 / p:
   `RECORD_BYTES` each, about the budget's number in all), and after the walk the overview is
   made from the record in `overview_record.OVERVIEW_PARTS` fixed parts of B's rows
-  (`overview_record.deferred_overview`): each part fills its own slots of B's one difference
-  array, its small bins added in part order.  No walker idles while another finishes a part
+  (`overview_record.deferred_overview`'s parts, run a wave of B's rows at a time by
+  `fused_overview.overview_in_waves`): each part fills its own slots of B's one difference
+  array, binned and given back wave by wave, its small bins added in part order.  No walker idles while another finishes a part
   dealt in advance (the dealt parts' times differed by 10-25 % from run to run on the same
   estimate, leaving one core idle for 0.1-0.7 s of a 3.5 s walk at 10^6 calls).
 - **Dealt parts** (exact overview at any size, no budget: a record would be every class
@@ -80,7 +81,8 @@ from numba.typed import List
 
 from .atomic import fetch_add
 from .hugeblock import carve
-from .overview_record import add_row, deferred_overview
+from .fused_overview import OVERVIEW_WAVE_BYTES, overview_in_waves
+from .overview_record import add_row
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key
 from .setjoin import _first_greater, _lower_bound, min_overlap
 from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame, _zero
@@ -510,17 +512,31 @@ def part_scratch(height, nb, overlap, k):
     return tuple(got[:6]) + (tuple(got[6:]) + (got[18].view(np.uint64),),)
 
 
-def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=2):
+def fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes=2, own_overview=True):
     """Bytes one part of `jaccard_join_tree_fused` holds beyond its outputs: the walk's counters
-    and scratch, the column lists and state and the overview's B difference array (what
-    `compare`'s memory check adds per part)."""
+    and scratch, the column lists and state and (``own_overview``: the dealt parts' way) the
+    overview's B difference array."""
     return int((height + 1) * n_rows_b * overlap_bytes + n_rows_b * (16 * k + 150)
-               + 40 * (n_calls_b + n_rows_b) + 40 * (max_calls_a + 1))
+               + (40 * (n_calls_b + n_rows_b) if own_overview else 0) + 40 * (max_calls_a + 1))
+
+
+def fused_join_bytes(height, n_rows_b, n_calls_a, n_calls_b, max_calls_a, k, overlap_bytes, n_workers, deferred):
+    """Bytes `jaccard_join_tree_fused` adds at its peak (what `compare`'s memory check asks for):
+    the dealt way, `FUSED_PARTS` parts each with its own overview; the shared (``deferred``)
+    way, the larger of its ``n_workers`` walkers and, after the walk, the overview's per-call
+    constants (20 bytes a call) with one wave of B's difference array
+    (`fused_overview.OVERVIEW_WAVE_BYTES`, or all of it where smaller)."""
+    if not deferred:
+        return FUSED_PARTS * fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes)
+    walk = max(1, int(n_workers)) * fused_part_bytes(height, n_rows_b, n_calls_b, max_calls_a, k, overlap_bytes,
+                                                     own_overview=False)
+    after = 20 * (n_calls_a + n_calls_b) + min(40 * (n_calls_b + n_rows_b), 2 * OVERVIEW_WAVE_BYTES)
+    return int(max(walk, after))
 
 
 def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, time_a, ptr_b, time_b, span_a,
                             span_b, n_bins, tol_a, tol_b, tau, n_parts=FUSED_PARTS, n_threads=None, stats=None,
-                            overview_theta=1.0, share_items=None):
+                            overview_theta=1.0, share_items=None, drop_plan=False):
     """The class pairs of the tree join (`setjoin_tree._join_plan`: rows = A's classes,
     ``size_a``/``count_a`` their |Γ| and calls; B's likewise, numbered as the plan's B rows)
     consumed as they are read, never stored (see the module docstring).  Returns a dict:
@@ -542,7 +558,11 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     by the overview's budget when it samples, every class pair when exact).  ``stats``:
     receives the seconds of the walk (its preparation included, and apart), of the deferred
     overview, of the finish, the walkers' items and seconds (and the parts' estimated loads
-    when dealt)."""
+    when dealt).  ``drop_plan``: the plan's arrays are dropped from ``plan`` once the walk is done
+    (its caller does not read them again), so that the deferred overview and the finish do not
+    hold them; on that way the overview's per-call constants
+    (`overview_rows.overview_row_constants`, 20 bytes a call) are made only after the walk,
+    which records its matches without reading them."""
     t0 = time.perf_counter()
     p = plan
     na, nb = p["na"], p["nb"]
@@ -576,9 +596,14 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     rc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k, count_k, b_by_size,
           direct, heavy_calls, heavy_ptr, heavy_k, inv_theta if sampling else 1.0, inv_theta,
           need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)), defer, heavy_bits)
-    csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
-                                                                 float(span_b), int(n_bins))
-    oc = (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
+    def overview_constants():
+        csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
+                                                                     float(span_b), int(n_bins))
+        return (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
+    # a deferring walk only records its matches: the constants, unread there, are made after it
+    f8, i4 = np.empty(0), np.empty(0, np.int32)
+    oc = (ptr_a, time_a, f8, i4, ptr_b, time_b, f8, float(tol_a), float(tol_b), f8, i4) if defer \
+        else overview_constants()
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
     calls_a = int(np.asarray(count_a, np.int64).sum())
@@ -616,14 +641,17 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     for _ in range(n_workers):
         scratch.put(part_scratch(int(p["height"]), nb, np.dtype(p["odt"]), k))
 
+    item_single = p["item_single"]
+    walk_in = [wk, oc]          # what the walkers read, dropped once they are done
+
     def run(i):
         t = time.perf_counter()
         cs_, os_ = states[i]
         sel, counter = walks[i]
         mine = scratch.get()
         try:
-            out = _fused_part(np.ascontiguousarray(roots[sel], np.int32), np.ascontiguousarray(p["item_single"][sel]),
-                              counter, wk, rc, cs_, oc, os_, mine)
+            out = _fused_part(np.ascontiguousarray(roots[sel], np.int32), np.ascontiguousarray(item_single[sel]),
+                              counter, walk_in[0], rc, cs_, walk_in[1], os_, mine)
         finally:
             scratch.put(mine)
         seconds[i] = time.perf_counter() - t
@@ -634,14 +662,19 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
         outs = list(pool.map(run, range(len(walks))))
         while not scratch.empty():          # the walk's counters freed before the overview's pass
             scratch.get()
+        walk_in.clear()
+        del wk, oc, a_items, plen, full
+        if drop_plan:
+            plan.clear()
+            del p
         t1 = time.perf_counter()
-        if defer:
-            bins_a, bins_b1, diff_b, view_s = deferred_overview(outs, ptr_a, ptr_b, time_b, int(n_bins), inv_theta,
-                                                                oc, pool, n_workers)
-            diff_b = [diff_b]
-        else:
-            bins_a, bins_b1, diff_b = ([os_[x] for _, os_ in states] for x in (1, 2, 3))
-            view_s = []
+        if defer:   # B's difference array a wave of B's rows at a time (`fused_overview`)
+            overview, view_s = overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, int(n_bins), inv_theta,
+                                                 overview_constants(), pool, n_workers, tau)
+    if not defer:
+        overview = overview_rows_finish([os_[1] for _, os_ in states], [os_[2] for _, os_ in states],
+                                        [os_[3] for _, os_ in states], ptr_b, time_b, float(span_b), int(n_bins), tau)
+        view_s = []
     t2 = time.perf_counter()
     pieces = []
     for (cs_, _), o in zip(states, outs):
@@ -658,7 +691,6 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     partners_col = np.zeros(nb, np.int64)
     partners_col[b_by_size] = hits + np.sum([cs_[7].astype(np.int64) for cs_, _ in states], axis=0)
     calls = np.sum([cs_[9] for cs_, _ in states], axis=0)
-    overview = overview_rows_finish(bins_a, bins_b1, diff_b, ptr_b, time_b, float(span_b), int(n_bins), tau)
     if stats is not None:
         stats.update(walk_s=t1 - t0, prepare_s=t_walk - t0, overview_s=t2 - t1, finish_s=time.perf_counter() - t2,
                      parts=len(walks), shared=defer, part_items=items, part_s=seconds, overview_part_s=view_s,
