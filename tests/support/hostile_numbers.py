@@ -155,6 +155,15 @@ def speedscope_profiles(n: int) -> bytes:
     return _j(_speedscope([f"Thread {k} \"w{k}\"" for k in range(n)]))
 
 
+def speedscope_evented_profiles(n: int) -> bytes:
+    """``n`` evented profiles of two frames each (read one by one past the cap: 61 s for 10^5)."""
+    doc = _speedscope([])
+    ev = [{"type": t, "frame": f, "at": a} for t, f, a in (("O", 0, 0), ("O", 1, 1), ("C", 1, 2), ("C", 0, 3))]
+    doc["profiles"] = [{"type": "evented", "name": f"p{k}", "unit": "milliseconds", "startValue": 0,
+                        "endValue": 10, "events": ev} for k in range(n)]
+    return _j(doc)
+
+
 # ----------------------------------------------------------------------------- collapsed (py-spy, Austin)
 def pyspy_process(pid: str) -> bytes:
     return (f'process {pid}:"python prog.py";thread (7): MainThread;main (a.py:1);work (a.py:3) 5\n'
@@ -290,6 +299,7 @@ CASES = [
     # issue 78 case 7: lanes
     ("perf_200k_threads", lambda: perf_threads(200_000), ("repair", "lanes_capped"), {}),
     ("speedscope_100k_profiles", lambda: speedscope_profiles(100_000), ("repair", "lanes_capped"), {}),
+    ("speedscope_50k_evented_profiles", lambda: speedscope_evented_profiles(50_000), ("repair", "lanes_capped"), {}),
     ("gecko_20k_threads", lambda: gecko_threads(20_000), ("repair", "lanes_capped"), {}),
     ("firefox_processed_20k_threads", lambda: processed_threads(20_000), ("repair", "lanes_capped"), {}),
     ("perf_10_threads_3_lanes", lambda: perf_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),

@@ -153,6 +153,16 @@ def _speedscope_many(unit: str, n: int) -> bytes:
     profiles = []
     for k in range(n):
         m = rng.randint(1, 6)
+        if k % 3 == 2:  # evented: balanced, values going up from startValue
+            at, events = rng.choice([0, 3, 10]), []
+            for _ in range(m):
+                f = rng.randrange(1, 6)
+                events += [{"type": "O", "frame": 0, "at": at}, {"type": "O", "frame": f, "at": at + 1},
+                           {"type": "C", "frame": f, "at": at + 2}, {"type": "C", "frame": 0, "at": at + 2}]
+                at += rng.choice([2, 3])
+            profiles.append({"type": "evented", "name": f"p{k}", "unit": unit, "startValue": 0,
+                             "endValue": rng.choice([at, at + 5]), "events": events})
+            continue
         profiles.append({"type": "sampled", "name": f"p{k}", "unit": unit, "startValue": rng.choice([0, 3, 10]),
                          "endValue": 100, "samples": [[0] + rng.sample(range(1, 6), rng.randint(0, 3))
                                                        for _ in range(m)],
@@ -163,17 +173,24 @@ def _speedscope_many(unit: str, n: int) -> bytes:
 
 @pytest.mark.parametrize("unit", ["milliseconds", "none"])
 def test_speedscope_profiles_past_the_cap_read_together_as_the_builder_merges_them(unit, tmp_path, monkeypatch):
-    """speedscope reads the sampled profiles past max_lanes in one pass (`_sampled_rest`): the
-    same trace as reading each and letting the builder merge them (`lanes.cap_profiles`), on
-    the clock (each profile's samples from its own startValue) and merged."""
+    """speedscope reads the sampled profiles past max_lanes in one pass (`_sampled_rest`), the
+    evented ones in another (`_evented_rest`): the same trace as reading each and merging them
+    as the builder merges lanes (`lanes.merge_profiles`), on the clock (each profile's samples
+    from its own startValue) and merged."""
     from tracevis3d.io import lanes, speedscope
 
     p = tmp_path / "s.speedscope.json"
     p.write_bytes(_speedscope_many(unit, 40))
+    made = []
+    for name in ("_sampled_rest", "_evented_rest"):  # both batches read (none fell back to one by one)
+        real = getattr(speedscope, name)
+        monkeypatch.setattr(speedscope, name, lambda *a, real=real, **k: made.append(real(*a, **k)) or made[-1])
     t = tracevis3d.load(p, warn=False, max_lanes=5)
+    assert len(made) == 2 and all(x is not None for x in made), made
     assert t.n_threads == 5 and t.thread_names[-1] == lanes.OTHER_LANES
     assert t.meta["repairs"]["lanes_capped"]["count"] == 36
     monkeypatch.setattr(speedscope, "_sampled_rest", lambda *a, **k: None)
+    monkeypatch.setattr(speedscope, "_evented_rest", lambda *a, **k: None)
     u = tracevis3d.load(p, warn=False, max_lanes=5)
     assert u.meta["repairs"]["lanes_capped"]["count"] == 36
     if unit == "none":

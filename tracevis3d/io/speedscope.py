@@ -114,9 +114,14 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
         return prof
 
     built = [read(i) for i in keep]
-    if rest:  # all sampled: read together; else one by one (and merged as the builder merges lanes)
-        rest_lane = _sampled_rest(profiles, rest, units, n_frames, timed, source, lim, sl)
-        built.append(rest_lane if rest_lane is not None else merge_profiles([read(i) for i in rest], source))
+    if rest:  # the sampled ones read together, the evented ones too; what cannot be, one by one
+        parts = []
+        for kind, batch in (("sampled", _sampled_rest), ("evented", _evented_rest)):
+            ids = [i for i in rest if profiles[i].get("type") == kind]
+            lane = batch(profiles, ids, units, n_frames, timed, source, lim, sl) if ids else None
+            parts += [lane] if lane is not None else [read(i) for i in ids]
+        parts += [read(i) for i in rest if profiles[i].get("type") not in ("sampled", "evented")]
+        built.append(merge_profiles(parts, source))
     frames = _used_frames(frame_list, built, source, lim)
     meta = {"exporter": doc.get("exporter") if isinstance(doc.get("exporter"), str) else "",
             "profile_group": group, "value_unit": units[keep[0]]}
@@ -146,10 +151,75 @@ def _start_end(p: dict, where: str, scale: float, unit: str, source: str, lim) -
     return start_v, end_v
 
 
+def _starts_ends(profiles: list, ids: list, units: list, source: str, lim) -> tuple:
+    """(startValue, endValue) × the unit's µs of the profiles ``ids``, checked as `_start_end`
+    checks one, in C-level passes (a profile at a time only to name a bad value)."""
+    scale = np.fromiter((TIME_UNITS.get(units[i], 1.0) for i in ids), np.float64, len(ids))
+    raw_s = [profiles[i].get("startValue", 0.0) for i in ids]
+    raw_e = [profiles[i].get("endValue") for i in ids]
+    raw_e = [s if e is None else e for s, e in zip(raw_s, raw_e)]
+    if set(map(type, raw_s)) | set(map(type, raw_e)) <= {int, float}:
+        with np.errstate(over="ignore", invalid="ignore"):
+            s, e = np.array(raw_s, np.float64) * scale, np.array(raw_e, np.float64) * scale
+        if np.isfinite(s).all() and np.isfinite(e).all() and max(np.abs(s).max(), np.abs(e).max()) <= lim.max_abs_time:
+            return s, e
+    se = [_start_end(profiles[i], f"profiles[{i}]", TIME_UNITS.get(units[i], 1.0), units[i], source, lim) for i in ids]
+    return np.array([x[0] for x in se]) * scale, np.array([x[1] for x in se]) * scale
+
+
 def _n_samples(p: dict) -> int:
     """How many samples (or events) a profile holds: the lanes past max_lanes are those of the fewest."""
     s = p.get("samples") if p.get("type") == "sampled" else p.get("events")
     return len(s) if isinstance(s, list) else 0
+
+
+def _evented_rest(profiles: list, rest: list, units: list, n_frames: int, timed: bool, source: str, lim,
+                  sl) -> StackProfile | None:
+    """The evented profiles ``rest`` (past max_lanes) read as one lane in C-level passes over
+    their events together: what `_evented` makes of each, merged as `lanes.merge_profiles`
+    merges them.  Only when each profile's events are as speedscope asks and balanced (every
+    frame it opens, it closes): else None, and the caller reads them one by one."""
+    events, counts = [], []
+    for i in rest:
+        ev = profiles[i].get("events")
+        if type(ev) is not list or not ev:
+            return None
+        events += ev
+        counts.append(len(ev))
+    scales = [TIME_UNITS.get(units[i], 1.0) for i in rest]
+    ends = _starts_ends(profiles, rest, units, source, lim)[1]
+    try:
+        types = gather(events, "type", source, "")
+        at = float_column(gather(events, "at", source, ""), source, "")
+        frame = int_column(gather(events, "frame", source, ""), source, "", lo=0, hi=n_frames)
+    except TraceFormatError:
+        return None
+    if not set(map(type, types)) <= {str}:
+        return None
+    types = np.array(types)
+    if not ((types == "O") | (types == "C")).all():
+        return None
+    is_open = types == "O"
+    t = at * np.repeat(np.asarray(scales), counts)
+    first = np.concatenate([[0], np.cumsum(counts)])
+    seg = np.repeat(np.arange(len(counts)), counts)
+    depth = np.cumsum(np.where(is_open, 1, -1))
+    depth = depth - np.concatenate([[0], depth[first[1:-1] - 1]])[seg]  # each profile's from 0
+    back = np.diff(t) < 0
+    back[first[1:-1] - 1] = False  # (a profile may start before the one before ends)
+    if (~np.isfinite(t)).any() or (np.abs(t) > lim.max_abs_time).any() or back.any() or depth.min() < 0 \
+            or (depth[first[1:] - 1] != 0).any():
+        return None
+    parent, node_frame, after, status, _, open_left = sl.evented_stacks(is_open, frame)
+    if status != sl.OK or open_left:
+        return None
+    end_t = np.maximum(ends, t[first[1:] - 1])  # each profile's end (`_evented`)
+    if not timed:  # each event's stack lasts until the profile's next event, the last until its end
+        nxt = np.append(t[1:], 0.0)
+        nxt[first[1:] - 1] = end_t
+        return StackProfile(OTHER_LANES, parent, node_frame, after, sample_weight=np.maximum(nxt - t, 0.0))
+    o = np.lexsort((after >= 0, t))  # at one time an empty stack first (`lanes.merge_profiles`)
+    return StackProfile(OTHER_LANES, parent, node_frame, after[o], sample_time=t[o], end_time=float(end_t.max()))
 
 
 def _sampled_rest(profiles: list, rest: list, units: list, n_frames: int, timed: bool, source: str, lim,
@@ -160,18 +230,17 @@ def _sampled_rest(profiles: list, rest: list, units: list, n_frames: int, timed:
     profile's samples end to end from its own startValue (in a merged trace only the weights
     count).  None when one of them is evented or anything is not as speedscope asks: the caller
     then reads them one by one, which names the place."""
-    samples, weights, counts, starts, scales = [], [], [], [], []
+    samples, weights, counts = [], [], []
     for i in rest:
         p = profiles[i]
         s, w = p.get("samples"), p.get("weights")
         if p.get("type") != "sampled" or type(s) is not list or not (w is None or (type(w) is list and len(w) == len(s))):
             return None
-        scale = TIME_UNITS.get(units[i], 1.0)
-        starts.append(_start_end(p, f"profiles[{i}]", scale, units[i], source, lim)[0] * scale)
         samples += s
         weights += [1] * len(s) if w is None else w
         counts.append(len(s))
-        scales.append(scale)
+    scales = [TIME_UNITS.get(units[i], 1.0) for i in rest]
+    starts = _starts_ends(profiles, rest, units, source, lim)[0]
     try:
         w = float_column(weights, source, "")
     except TraceFormatError:
