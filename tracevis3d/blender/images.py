@@ -12,6 +12,7 @@ import bpy
 import numpy as np
 
 from ..layout.spec import ImageLayer
+from .compat import use_nodes
 from .meshobj import TAG
 
 
@@ -32,6 +33,7 @@ def _image(layer: ImageLayer, name: str):
 def _material(name: str, img):
     mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
     mat[TAG] = True
+    use_nodes(mat)  # Blender 4.x: a new material has no node tree
     nt = mat.node_tree
     nt.nodes.clear()
     N, L = nt.nodes, nt.links
