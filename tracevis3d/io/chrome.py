@@ -310,6 +310,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
                                           keys.f_key_id, sc.seed))
     text = _Text(lim.max_name_chars)
     names, name_id, v_name_id, fast_name_id = _intern_names(sc, rep, ph, v_c_rows, text)
+    # the names parsed (file, line, path: Python, a few µs each) on a second thread while the calls
+    # are assembled, sorted and nested, whose numpy passes and kernels release the GIL
+    parsing = _SideJob(len(names) >= PARALLEL_PARSE_NAMES, _parse_names, (names,))
     sc.ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
     sc.ss.drop(jev.S_NAME_LEN)
     rows = _rows_by_kind(sc, rep, ph, ts, v_is_flow, v_finite)
@@ -362,7 +365,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     t0 = _origin(sc, c_start, lanes, rows, ts, n_counters, v_ts, v_c_finite)
 
     # --- functions, args, kinds and objects
-    func, names, function_names, function_cats, parsed = _function_table(sc, c_row, sample_call, names, name_id, text)
+    func, names, function_names, function_cats, parsed = _function_table(sc, c_row, sample_call, names, name_id, text,
+                                                                         parsing)
     has_args = _call_args(sc, rep, c_row, sample_call)
     fkind = classify_functions(function_names, kind_rules)
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
@@ -1024,10 +1028,20 @@ def _origin(sc: _Scan, c_start, lanes: _Lanes, rows: _Rows, ts, n_counters: int,
     return t0 if np.isfinite(t0) else 0.0
 
 
-def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _Text):
+#: names from which `_parse_names` runs on a thread of its own (`load_chrome`)
+PARALLEL_PARSE_NAMES = 256
+
+
+def _parse_names(names: list) -> list:
+    """`parse_function_name` of each name."""
+    return [parse_function_name(s) for s in names]
+
+
+def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _Text, parsing: _SideJob):
     """The functions, in order of first appearance in call order: (function of each call, the
     names with "(unnamed)" added when a call has none, each function's name, category and
-    parsed name: file and line from the name, or from Hermes' locations)."""
+    parsed name: file and line from the name, or from Hermes' locations).  ``parsing``: the
+    names parsed (`_parse_names`, on a thread of its own for many names)."""
     buf, ii, ss = sc.buf, sc.ii, sc.ss
     c_name = name_id[c_row]
     unnamed = c_name < 0
@@ -1052,7 +1066,9 @@ def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _
     if sc.sampled:
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
-    parsed = [parse_function_name(s) for s in function_names]
+    parsed_names = parsing.result()[0]
+    n_parsed = len(parsed_names)
+    parsed = [parsed_names[k] if k < n_parsed else parse_function_name(names[k]) for k in fn_name_ids.tolist()]
     if sc.sampled and not sc.samples_apart:  # Hermes' sampled frames name their location
         parsed = [hermes.located(q, nm) for q, nm in zip(parsed, function_names)]
     elif fn_first_row.size:  # Hermes' B/E events carry theirs in their args
