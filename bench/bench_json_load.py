@@ -20,7 +20,9 @@ shared):
 ``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/;
 its kernels compiled into the shared cache on its first run, minutes).  Children run with Python's
 bytecode cached (`child_env`), as an installed wheel has it.  The load average is printed with the
-table (the machine is shared: ratios to the peer of the same run are what to read).
+table (the machine is shared: ratios to the peer of the same run are what to read); "CPU ratio" is
+the ratio of the processes' CPU seconds over the same spans (user + system, both scan threads
+counted), which a busy machine stretches far less than the wall clock.
 
 Defaults: the real VizTracer trace of sympy in a thread pool (``build/traces/sympy_pool.json``, else
 ``sympy.json``: ``tools/record_traces.py --only sympy_pool``, run by ``--record`` when absent) and the
@@ -50,39 +52,40 @@ TRACES = REPO / "build" / "traces"
 TEN_M = TRACES / "s10m.json"
 #: the goals of issue 79: steady state and first load × simdjson, 10^7 load × simdjson, peak − file GiB
 GOAL_STEADY, GOAL_FIRST, GOAL_10M, GOAL_PEAK_OVER = 1.3, 1.5, 1.0, 0.5
-# ours: the first load (imports and kernels), then a second; peak after the first
+# ours: the first load (imports and kernels), then a second; peak after the first.  CPU: the
+# process's user + system seconds over the same spans (both scan threads counted)
 OURS = """
-import time
-t0 = time.perf_counter()
+import os, time
+t0, c0 = time.perf_counter(), sum(os.times()[:2])
 import tracevis3d
 import resource, sys, warnings
 warnings.simplefilter("ignore")
 tr = tracevis3d.load(sys.argv[1])
-first = time.perf_counter() - t0
+first, c_first = time.perf_counter() - t0, sum(os.times()[:2]) - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 n = len(tr)
 del tr
-steady = None
+steady = c_steady = None
 if sys.argv[2] == "2":
-    t = time.perf_counter()
+    t, c = time.perf_counter(), sum(os.times()[:2])
     tr = tracevis3d.load(sys.argv[1])
-    steady = time.perf_counter() - t
-print("RESULT", first, steady, peak, n)
+    steady, c_steady = time.perf_counter() - t, sum(os.times()[:2]) - c
+print("RESULT", first, steady, peak, n, c_first, c_steady)
 """
 # the peer: import, read and parse in a fresh process (first), the parse alone (steady)
 SIMD = """
-import time
-t0 = time.perf_counter()
+import os, time
+t0, c0 = time.perf_counter(), sum(os.times()[:2])
 import simdjson
 import resource, sys
 with open(sys.argv[1], "rb") as f:
     data = f.read()
 p = simdjson.Parser()
-t = time.perf_counter()
+t, c = time.perf_counter(), sum(os.times()[:2])
 doc = p.parse(data)
-s = time.perf_counter() - t
-first = time.perf_counter() - t0
-print("RESULT", first, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, 0)
+s, c_s = time.perf_counter() - t, sum(os.times()[:2]) - c
+first, c_first = time.perf_counter() - t0, sum(os.times()[:2]) - c0
+print("RESULT", first, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, 0, c_first, c_s)
 """
 
 
@@ -111,20 +114,10 @@ def run(code: str, path: pathlib.Path, root: pathlib.Path, cache: str, loads: in
             lock.close()
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
-            _, first, steady, peak, n = line.split()
-            return float(first), None if steady == "None" else float(steady), int(peak), int(n)
-    return None, (r.stderr or r.stdout).strip()[-160:], 0, 0
-
-
-def medians(code, path, root, cache, repeat, loads=2) -> tuple:
-    """Medians over ``repeat`` children, interleaved by the caller; (None, message) on failure."""
-    runs = [run(code, path, root, cache, loads) for _ in range(repeat)]
-    ok = [r for r in runs if r[0] is not None]
-    if not ok:
-        return runs[-1]
-    steady = [r[1] for r in ok if r[1] is not None]
-    return (statistics.median(r[0] for r in ok), statistics.median(steady) if steady else None,
-            max(r[2] for r in ok), ok[0][3])
+            _, first, steady, peak, n, c_first, c_steady = line.split()
+            return (float(first), None if steady == "None" else float(steady), int(peak), int(n), float(c_first),
+                    None if c_steady == "None" else float(c_steady))
+    return None, (r.stderr or r.stdout).strip()[-160:], 0, 0, None, None
 
 
 def make_10m(path: pathlib.Path) -> None:
@@ -167,16 +160,20 @@ def _rows(path: pathlib.Path, roots, repeat: int) -> list:
             ours_runs[label].append(run(OURS, path, root, c, 2))
     ok = [r for r in simd_runs if r[0] is not None]
     if not ok:
-        return [f"| {path.name} | peer failed: {simd_runs[-1][1]} | | | | | |"]
+        return [f"| {path.name} | peer failed: {simd_runs[-1][1]} | | | | | | |"]
     s_first = statistics.median(r[0] for r in ok)
     s_parse = statistics.median(r[1] for r in ok)
+    sc_first = statistics.median(r[4] for r in ok)
+    sc_parse = statistics.median(r[5] for r in ok)
     out = []
     for label, _, _ in roots:
         good = [r for r in ours_runs[label] if r[0] is not None]
         if not good:
-            out.append(f"| {path.name} ({label}) | error: {ours_runs[label][-1][1]} | | | | | |")
+            out.append(f"| {path.name} ({label}) | error: {ours_runs[label][-1][1]} | | | | | | |")
             continue
         first = statistics.median(r[0] for r in good)
+        c_first = statistics.median(r[4] for r in good)
+        c_steady = statistics.median(r[5] for r in good)
         n = good[0][3]
         mb = f"{size / 1e6:.0f} MB, {n:,} calls, {label}"
         steady = statistics.median(r[1] for r in good)
@@ -184,16 +181,18 @@ def _rows(path: pathlib.Path, roots, repeat: int) -> list:
             peak = max(r[2] for r in good)
             over = (peak - size) / 2 ** 30
             out.append(f"| 10^7-call JSON load ({mb}): load time | {steady:.2f} s | simdjson parse {s_parse:.2f} s | "
-                       f"{steady / s_parse:.2f}× | ≤ {GOAL_10M}× | {'✓' if steady / s_parse <= GOAL_10M else '✗'} |")
+                       f"{steady / s_parse:.2f}× | {c_steady / sc_parse:.2f}× | ≤ {GOAL_10M}× | "
+                       f"{'✓' if steady / s_parse <= GOAL_10M else '✗'} |")
             out.append(f"| 10^7-call JSON load ({mb}): peak RSS | {peak / 2 ** 30:.2f} GiB | file "
-                       f"{size / 2 ** 30:.2f} GiB | file + {over:.2f} GiB | ≤ file + {GOAL_PEAK_OVER} GiB | "
+                       f"{size / 2 ** 30:.2f} GiB | file + {over:.2f} GiB | | ≤ file + {GOAL_PEAK_OVER} GiB | "
                        f"{'✓' if over <= GOAL_PEAK_OVER else '✗'} |")
             continue
         out.append(f"| JSON load, steady state ({mb}) | {steady:.3f} s | simdjson parse {s_parse:.3f} s | "
-                   f"{steady / s_parse:.2f}× | ≤ {GOAL_STEADY}× | {'✓' if steady / s_parse <= GOAL_STEADY else '✗'} |")
+                   f"{steady / s_parse:.2f}× | {c_steady / sc_parse:.2f}× | ≤ {GOAL_STEADY}× | "
+                   f"{'✓' if steady / s_parse <= GOAL_STEADY else '✗'} |")
         out.append(f"| JSON load, first in a fresh process: import + load ({mb}) | {first:.3f} s | import simdjson "
-                   f"+ read + parse {s_first:.3f} s | {first / s_first:.2f}× | ≤ {GOAL_FIRST}× | "
-                   f"{'✓' if first / s_first <= GOAL_FIRST else '✗'} |")
+                   f"+ read + parse {s_first:.3f} s | {first / s_first:.2f}× | {c_first / sc_first:.2f}× | "
+                   f"≤ {GOAL_FIRST}× | {'✓' if first / s_first <= GOAL_FIRST else '✗'} |")
     return out
 
 
@@ -225,11 +224,11 @@ def main() -> None:
         _warm(roots, tmp)
         print(f"# load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
               f"{os.cpu_count()} cores; medians of {args.repeat} fresh processes (1 over 512 MB)", flush=True)
-        print("| row | ours | peer (same run) | ratio | goal | met |")
-        print("|---|---|---|---|---|---|")
+        print("| row | ours | peer (same run) | ratio | CPU ratio | goal | met |")
+        print("|---|---|---|---|---|---|---|")
         for path in files:
             if not path.exists():
-                print(f"| {path} | missing (tools/record_traces.py --only sympy_pool; --make-10m) | | | | |")
+                print(f"| {path} | missing (tools/record_traces.py --only sympy_pool; --make-10m) | | | | | |")
                 continue
             for line in _rows(path, roots, args.repeat):
                 print(line, flush=True)

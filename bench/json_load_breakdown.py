@@ -13,26 +13,38 @@ thread (`chrome._SideJob`): their sum may pass the load's wall time.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 T_START = time.perf_counter()
 
 
+class _Clock:
+    """Wall and this thread's CPU seconds since it was made (CPU time: what a step costs when
+    other processes share the machine and stretch the wall clock)."""
+
+    def __init__(self):
+        self.t, self.c = time.perf_counter(), time.thread_time()
+
+    def read(self) -> tuple:
+        return time.perf_counter() - self.t, time.thread_time() - self.c
+
+
 def _timed_imports() -> list:
     rows = []
-    t = time.perf_counter()
+    c = _Clock()
     import numpy  # noqa: F401
 
-    rows.append(("import numpy", time.perf_counter() - t))
-    t = time.perf_counter()
+    rows.append(("import numpy", *c.read()))
+    c = _Clock()
     import tracevis3d._numba_env  # noqa: F401  (the kernel-cache check runs here)
 
-    rows.append(("import tracevis3d._numba_env (kernel-cache check)", time.perf_counter() - t))
-    t = time.perf_counter()
+    rows.append(("import tracevis3d._numba_env (kernel-cache check)", *c.read()))
+    c = _Clock()
     import tracevis3d  # noqa: F401
 
-    rows.append(("import tracevis3d (the rest)", time.perf_counter() - t))
+    rows.append(("import tracevis3d (the rest)", *c.read()))
     return rows
 
 
@@ -48,43 +60,46 @@ def main() -> None:
     rows = _timed_imports()
     import tracevis3d
 
-    t = time.perf_counter()
+    c = _Clock()
     tracevis3d._kernels_ready()
-    rows.append(("_kernels_ready (imports numba)", time.perf_counter() - t))
-    t = time.perf_counter()
+    rows.append(("_kernels_ready (kernel_cache.ensure_installed)", *c.read()))
+    c = _Clock()
+    import numba  # noqa: F401
     from numba.core import caching
 
-    rows.append(("import numba.core.caching", time.perf_counter() - t))
-
-    t = time.perf_counter()
+    rows.append(("import numba", *c.read()))
+    c = _Clock()
     import tracevis3d.io.chrome as chrome
 
-    rows.append(("import tracevis3d.io.chrome (and its kernels' modules)", time.perf_counter() - t))
+    rows.append(("import tracevis3d.io.chrome (and its kernels' modules)", *c.read()))
     cache_loads: dict = {}
     orig_load = caching.Cache.load_overload
 
     def load_overload(self, sig, target_context):
-        t0 = time.perf_counter()
+        c0 = _Clock()
         try:
             return orig_load(self, sig, target_context)
         finally:
             f = self._py_func
             name = f"{f.__module__.rsplit('.', 1)[-1]}.{f.__qualname__}"
-            dt = time.perf_counter() - t0
-            k = cache_loads.setdefault(name, [0, 0.0])
+            k = cache_loads.setdefault(name, [0, 0.0, 0.0])
+            w, c = c0.read()
             k[0] += 1
-            k[1] += dt
+            k[1] += w
+            k[2] += c
 
     caching.Cache.load_overload = load_overload
     stage_times: dict = {}
 
     def wrap(name, fn):
         def timed(*a, **k):
-            t0 = time.perf_counter()
+            c0 = _Clock()
             try:
                 return fn(*a, **k)
             finally:
-                stage_times[name] = stage_times.get(name, 0.0) + time.perf_counter() - t0
+                w, c = c0.read()
+                old = stage_times.get(name, (0.0, 0.0))
+                stage_times[name] = (old[0] + w, old[1] + c)
         return timed
 
     for name in dir(chrome):
@@ -99,37 +114,33 @@ def main() -> None:
     per_load = []
     for _ in range(args.loads):
         stage_times.clear()
-        cache_before = sum(v[1] for v in cache_loads.values())
-        t = time.perf_counter()
+        cache_before = sum(v[2] for v in cache_loads.values())
+        c = _Clock()
         tr = tracevis3d.load(args.path)
-        total = time.perf_counter() - t
-        per_load.append((total, dict(stage_times), sum(v[1] for v in cache_loads.values()) - cache_before))
+        per_load.append((*c.read(), dict(stage_times), sum(v[2] for v in cache_loads.values()) - cache_before))
         del tr
-    print(f"# {args.path}; fresh process; from the interpreter's start to the end of the first load: "
-          f"{rows_total(rows) + per_load[0][0]:.3f} s (imports {rows_total(rows):.3f} s)")
-    print("| step | s |")
-    print("|---|---|")
-    for what, s in rows:
-        print(f"| {what} | {s:.3f} |")
+    imports = [sum(r[i] for r in rows) for i in (1, 2)]
+    print(f"# {args.path}; fresh process; the steps before the first load: {imports[0]:.3f} s wall, {imports[1]:.3f} s "
+          f"CPU (this thread); load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| step | wall s | CPU s |")
+    print("|---|---|---|")
+    for what, w, c in rows:
+        print(f"| {what} | {w:.3f} | {c:.3f} |")
     print()
-    heads = " | ".join(f"load {k + 1} s" for k in range(len(per_load)))
-    print(f"| stage | {heads} |")
-    print("|---|" + "---|" * len(per_load))
-    print("| whole load | " + " | ".join(f"{p[0]:.3f}" for p in per_load) + " |")
-    print("| of which loading kernels from the cache | " + " | ".join(f"{p[2]:.3f}" for p in per_load) + " |")
-    names = sorted(set().union(*[p[1] for p in per_load]), key=lambda n: -per_load[-1][1].get(n, 0.0))
+    heads = " | ".join(f"load {k + 1} wall s | load {k + 1} CPU s" for k in range(len(per_load)))
+    print(f"| stage (CPU: the calling thread's) | {heads} |")
+    print("|---|" + "---|---|" * len(per_load))
+    print("| whole load | " + " | ".join(f"{p[0]:.3f} | {p[1]:.3f}" for p in per_load) + " |")
+    print("| of which loading kernels from the cache | " + " | ".join(f" | {p[3]:.3f}" for p in per_load) + " |")
+    names = sorted(set().union(*[p[2] for p in per_load]), key=lambda n: -per_load[-1][2].get(n, (0, 0))[1])
     for n in names:
-        print(f"| {n} | " + " | ".join(f"{p[1].get(n, 0.0):.3f}" for p in per_load) + " |")
+        print(f"| {n} | " + " | ".join("{:.3f} | {:.3f}".format(*p[2].get(n, (0.0, 0.0))) for p in per_load) + " |")
     print()
     print(f"| kernel loaded from the cache (first load; {len(cache_loads)} kernels, "
-          f"{sum(v[1] for v in cache_loads.values()):.3f} s) | loads | s |")
-    print("|---|---|---|")
-    for name, (n, s) in sorted(cache_loads.items(), key=lambda kv: -kv[1][1])[: args.top]:
-        print(f"| {name} | {n} | {s:.3f} |")
-
-
-def rows_total(rows) -> float:
-    return sum(s for what, s in rows if what.startswith("import tracevis3d") or what == "import numpy")
+          f"{sum(v[2] for v in cache_loads.values()):.3f} s CPU) | loads | wall s | CPU s |")
+    print("|---|---|---|---|")
+    for name, (n, w, c) in sorted(cache_loads.items(), key=lambda kv: -kv[1][2])[: args.top]:
+        print(f"| {name} | {n} | {w:.3f} | {c:.3f} |")
 
 
 if __name__ == "__main__":
