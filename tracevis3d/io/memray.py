@@ -143,15 +143,21 @@ def _records(reader, native: bool) -> tuple:
 
 
 def _frames_of(rec, native: bool, most: int) -> list:
-    """The frames of a record's stack, innermost first, at most ``most`` (none for a free: memray
-    keeps no stack for deallocations, whose stack id is 0)."""
+    """The frames of a record's stack, innermost first (none for a free: memray keeps no stack for
+    deallocations, whose stack id is 0); ``most`` + 1 of them (the stack with memray's own frames
+    on the main thread, which its default leaves out) when it holds more than ``most``: each walk
+    of memray's frame tree bounded by ``most``."""
+    def trace(get):
+        deep = get(max_stacks=most + 1)  # bounded; memray's default leaves its own frames out
+        return deep if len(deep) > most else get()
+
     try:
-        st = rec.stack_trace(max_stacks=most)
+        st = trace(rec.stack_trace)
     except NotImplementedError:
         return []
     if not st and native:
         try:
-            st = [(f[0], f[1], f[2]) for f in rec.native_stack_trace(max_stacks=most)]
+            st = [(f[0], f[1], f[2]) for f in trace(rec.native_stack_trace)]
         except Exception:  # a native stack memray cannot resolve: no frames
             st = []
     return st
@@ -168,7 +174,7 @@ def _stack_tuples(path: str, first: dict, keys: list, native: bool, limits) -> t
     stack_tuples, total = [], 0
     for k in keys:
         r = first[k]
-        frames = _frames_of(r, native, most + 1)
+        frames = _frames_of(r, native, most)
         if len(frames) > most:
             _fail(path, f"stack {len(stack_tuples):,}", f"a stack deeper than limits.max_stack_depth ({most:,})")
         total += len(frames)
