@@ -1,4 +1,18 @@
-"""Issue 26's compare goal, old tree against new in the same run: wall, CPU and peak per stage.
+"""Issue 79's compare rows (``--goal``), and the compare old tree against new in the same run.
+
+    .venv/bin/python bench/bench_compare_goal.py --goal [--sizes 1e6,1e7,1e8] [--repeat 3]
+
+``--goal`` (what ``make bench`` runs): one table, a row per size of A (10^6, 10^7, 10^8 calls:
+``tracevis3d.synthetic(n, threads=4)`` against ``tracevis3d.perturb(a, seed=2)``; 10^8 as two
+native files under build/compare-goal/, made once, mapped as the command line maps them), each
+compare in a fresh process: wall s (median of ``--repeat`` at 10^6, one run above), CPU s, the
+peak resident memory during the compare (VmHWM; the mapped files' pages count there) and its
+anonymous part (RssAnon sampled every 10 ms: what the system cannot drop), the load average;
+beside them what the same process measured as its peers: numpy's argsort of n doubles (time
+÷ argsort) and the two traces' own bytes (peak ÷ traces), and the goals.  Runs past 4 GB hold
+``/tmp/tv3d-bigmem.lock`` (the shared machine's rule) when that file can be opened.
+
+Old tree against new (issue 26's form): wall, CPU and peak per stage.
 
     git archive <base> tracevis3d | tar -x -C /tmp/base-compare
     .venv/bin/python bench/bench_compare_goal.py --base /tmp/base-compare [--n 1000000] [--repeat 2]
@@ -177,6 +191,134 @@ def child(tree: str, n: int, path_a: str | None = None, path_b: str | None = Non
                 stages=c.params["timings"], class_pairs=c.n_class_pairs, pairs_total=c.n_pairs_total)
 
 
+#: issue 79's goals per size of A: (wall s, peak GiB or None)
+GOALS = {10 ** 6: (2.0, None), 10 ** 7: (45.0, 8.0), 10 ** 8: (900.0, 16.0)}
+GOAL_DIR = REPO / "build" / "compare-goal"
+LOCK = "/tmp/tv3d-bigmem.lock"
+
+
+def _peak_anon_sampler():
+    """A thread sampling RssAnon every 10 ms; returns (start, stop -> peak kB)."""
+    import threading
+
+    peak, done = [0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], _status_kb("RssAnon"))
+            done.wait(0.01)
+
+    t = threading.Thread(target=watch, daemon=True)
+
+    def stop():
+        done.set()
+        t.join()
+        return max(peak[0], _status_kb("RssAnon"))
+    return t.start, stop
+
+
+def goal_child(n: int, path_a: str | None, path_b: str | None) -> dict:
+    """One compare of issue 79's workload in this process: its wall and CPU seconds, peak RSS and
+    peak anonymous RSS, with numpy's argsort of n doubles and the traces' bytes as its peers."""
+    import numpy as np
+
+    import tracevis3d
+    from tracevis3d.io import mapguard
+
+    w = tracevis3d.synthetic(3000, threads=4)
+    tracevis3d.compare(w, tracevis3d.perturb(w, seed=2), keep_class_pairs=False)   # kernels loaded, not timed
+    del w
+    if path_a:
+        mapguard.exit_on_sigbus()            # mapped in place, as the command line maps them
+        a, b = tracevis3d.load(path_a), tracevis3d.load(path_b)
+    else:
+        a = tracevis3d.synthetic(n, threads=4)
+        b = tracevis3d.perturb(a, seed=2)
+    x = np.random.default_rng(0).random(len(a))
+    t = time.perf_counter()
+    np.argsort(x)
+    argsort_s = time.perf_counter() - t
+    del x
+    rss0 = _status_kb("VmRSS")
+    _reset_peak()
+    start, stop = _peak_anon_sampler()
+    start()
+    c0, t0 = time.process_time(), time.perf_counter()
+    c = tracevis3d.compare(a, b)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    anon = stop()
+    return dict(n=n, calls=len(a) + len(b), wall=wall, cpu=cpu, peak_gib=_status_kb("VmHWM") / 2 ** 20,
+                anon_gib=anon / 2 ** 20, before_gib=rss0 / 2 ** 20, argsort_s=argsort_s,
+                traces_gib=(a.nbytes + b.nbytes) / 2 ** 30, load=os.getloadavg()[0], stages=c.params["timings"],
+                pairs_in_file=bool(c.params.get("pairs_in_file")), class_pairs=c.n_class_pairs)
+
+
+def _goal_files(n: int) -> list:
+    """The 10^n-call pair as native files under `GOAL_DIR` (A written straight to its file,
+    `io.synthesis.save_synthetic`; B = its perturbed copy), made once."""
+    GOAL_DIR.mkdir(parents=True, exist_ok=True)
+    path_a, path_b = GOAL_DIR / f"synthetic_{n}.tv3d.npz", GOAL_DIR / f"synthetic_{n}_perturbed2.tv3d.npz"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    if not path_a.exists():
+        subprocess.run([sys.executable, "-c", "import sys; from tracevis3d.io.synthesis import save_synthetic; "
+                        "save_synthetic(sys.argv[2], int(sys.argv[1]), threads=4)", str(n), str(path_a)],
+                       env=env, check=True)
+    if not path_b.exists():
+        subprocess.run([sys.executable, "-c", "import sys, tracevis3d; tracevis3d.save(tracevis3d.perturb("
+                        "tracevis3d.load(sys.argv[1]), seed=2), sys.argv[2])", str(path_a), str(path_b)],
+                       env=env, check=True)
+    return [str(path_a), str(path_b)]
+
+
+def _big_lock(n: int):
+    """The shared machine's lock for runs past 4 GB (a no-op where the file cannot be opened)."""
+    import contextlib
+    import fcntl
+
+    if n < 10 ** 7:
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def held():
+        try:
+            f = open(LOCK, "a")
+        except OSError:
+            yield
+            return
+        with f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+    return held()
+
+
+def goal_table(sizes: list, repeat: int) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    rows = []
+    for n in sizes:
+        runs = []
+        with _big_lock(n):
+            files = _goal_files(n) if n >= 10 ** 8 else []
+            for _ in range(repeat if n <= 10 ** 6 else 1):
+                out = subprocess.run([sys.executable, __file__, "--goal-child", str(n), *files], env=env, check=True,
+                                     capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
+                runs.append(json.loads(out.strip().splitlines()[-1]))
+                print(f"# n={n:,}: wall {runs[-1]['wall']:.2f} s, peak {runs[-1]['peak_gib']:.2f} GiB, "
+                      f"{ {k: round(v, 2) for k, v in runs[-1]['stages'].items()} }", file=sys.stderr, flush=True)
+        runs.sort(key=lambda r: r["wall"])
+        rows.append((n, runs[len(runs) // 2], len(runs)))
+    print("compare(synthetic(n, threads=4), perturb(a, seed=2)), each in a fresh process; peers measured in the "
+          "same process: numpy argsort of n doubles, the two traces' own bytes")
+    print("| calls of A | runs | wall s | CPU s | ÷ argsort | goal s | peak GiB | anon GiB | ÷ traces | goal GiB "
+          "| load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, r, k in rows:
+        goal_s, goal_gib = GOALS.get(n, (None, None))
+        print(f"| {n:,} | {k} ({'median' if k > 1 else 'one'}) | {r['wall']:.2f} | {r['cpu']:.2f} | "
+              f"{r['wall'] / r['argsort_s']:.0f}× | {goal_s if goal_s else '—'} | {r['peak_gib']:.2f} | "
+              f"{r['anon_gib']:.2f} | {r['peak_gib'] / r['traces_gib']:.2f}× | {goal_gib if goal_gib else '—'} | "
+              f"{r['load']:.1f} |")
+
+
 def run(tree: str, n: int, cache: str, files: list) -> dict:
     env = dict(os.environ, PYTHONPATH=tree, NUMBA_CACHE_DIR=cache)
     out = subprocess.run([sys.executable, __file__, "--child", tree, "--n", str(n), *files], env=env, check=True,
@@ -189,12 +331,23 @@ def main() -> None:
     ap.add_argument("--base", required=False)
     ap.add_argument("--new", default=str(REPO))
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=None, help="runs per tree (2), or at 10^6 with --goal (3)")
     ap.add_argument("--only-new", action="store_true", help="skip the old tree (e.g. 10^7)")
     ap.add_argument("--a", default=None, help="trace file A instead of the synthetic trace")
     ap.add_argument("--b", default=None, help="trace file B, or 'perturb' (A's perturbed copy, the default)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--goal", action="store_true", help="issue 79's table: 10^6, 10^7, 10^8 calls")
+    ap.add_argument("--sizes", default="1e6,1e7,1e8", help="with --goal: the sizes of A")
+    ap.add_argument("--goal-child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.goal_child is not None:
+        print(json.dumps(goal_child(args.goal_child, *(args.paths or [None, None]))))
+        return
+    if args.goal:
+        goal_table([int(float(x)) for x in args.sizes.split(",")], max(1, args.repeat or 3))
+        return
+    args.repeat = args.repeat or 2
     files = ["--a", str(pathlib.Path(args.a).resolve())] if args.a else []
     if args.a and args.b:
         files += ["--b", args.b if args.b == "perturb" else str(pathlib.Path(args.b).resolve())]

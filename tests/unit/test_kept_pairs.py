@@ -162,3 +162,38 @@ def test_pair_records_in_a_file_equal_those_in_memory(monkeypatch):
     for name in ("groups", "class_a", "class_b", "overview_a", "overview_b", "partner_calls_a", "partner_calls_b"):
         assert getattr(filed, name).tobytes() == getattr(mem, name).tobytes(), name
     filed.pairs["sim"][0] = 0.5          # writable, as an array in memory is
+
+
+def test_bin_rows_over_ascending_ranges_is_bin_raw_bit_for_bit():
+    """`fused_overview.bin_rows` over B's rows cut into ranges (binned in ascending order) then
+    `chunks_added` gives `overview._bin_raw`'s sums exactly."""
+    from tracevis3d.kernels.fused_overview import BIN_CHUNKS, bin_rows, chunks_added
+    from tracevis3d.kernels.overview import _bin_raw
+
+    rng = np.random.default_rng(5)
+    n_rows = 300
+    ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, n_rows))]).astype(np.int64)
+    time = np.sort(rng.random(ptr[-1]) * 1e4)
+    diff = rng.standard_normal((ptr[-1] + n_rows, 5))
+    want = _bin_raw(diff, ptr, time, 0.0, 1e4, 37)
+    for cuts in ([0, n_rows], [0, 1, 64, 65, 200, n_rows], list(range(0, n_rows + 1, 7)) + [n_rows]):
+        acc = np.zeros((BIN_CHUNKS, 37, 4))
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            bin_rows(diff, ptr, time, 0.0, 1e4, 37, lo, hi, acc)
+        assert chunks_added(acc).tobytes() == want.tobytes()
+
+
+def test_overview_in_one_part_waves_equals_one_wave(monkeypatch):
+    """The deferred overview's parts run one wave each (B's difference array given back after
+    each) or all in one: the same bars, bit for bit."""
+    from tracevis3d.kernels import fused_overview
+
+    a = tracevis3d.synthetic(6000, threads=2, seed=9)
+    b = tracevis3d.perturb(a, seed=2)
+    one = tracevis3d.compare(a, b, keep_class_pairs=False, overview_budget=1000)
+    assert one.params["join"]["overview_theta"] > 1.0      # sampled: the deferred (shared) way
+    monkeypatch.setattr(fused_overview, "OVERVIEW_WAVE_BYTES", 1)
+    many = tracevis3d.compare(a, b, keep_class_pairs=False, overview_budget=1000)
+    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
+        assert getattr(one, name).tobytes() == getattr(many, name).tobytes(), name
+    assert one.overview_a.sum() > 0 and one.overview_b.sum() > 0

@@ -801,15 +801,16 @@ def _pair_records(m: int):
     return np.frombuffer(mm, PAIR_DTYPE), mm
 
 
-def _kept_pairs(side_a, side_b, top_k, lap):
+def _kept_pairs(sides, top_k, lap):
     """The kept call pairs (`PAIR_DTYPE`, sorted by (a, b)) and the groups (`GROUP_DTYPE`) of
     `_compare_checked`: each call's ``top_k`` best partners both ways (`kept_pairs.top_k_picks`),
     their union (`union_of_picks`), the groups over it (`groups.bfs_groups`) and the pairs'
-    fields (`fill_pair_fields`).  ``side_*`` = (trace, class row per call, calls by class and
-    time, their row offsets, their times, t0, span, tier offsets, partner rows, similarities)."""
-    a, row_of_a, by_a, calls_ptr_a, time_a, t0_a, span_a, tptr_a, tpart_a, tsim_a = side_a
-    b, row_of_b, by_b, calls_ptr_b, time_b, t0_b, span_b, tptr_b, tpart_b, tsim_b = side_b
-    del side_a, side_b
+    fields (`fill_pair_fields`), and whether they went to a file.  Each side = (trace, class row per call, calls by class and
+    time, their row offsets, their times, t0, span, tier offsets, partner rows, similarities) in
+    the list ``sides`` = [side_a, side_b], emptied here (so that each array is freed when done)."""
+    a, row_of_a, by_a, calls_ptr_a, time_a, t0_a, span_a, tptr_a, tpart_a, tsim_a = sides[0]
+    b, row_of_b, by_b, calls_ptr_b, time_b, t0_b, span_b, tptr_b, tpart_b, tsim_b = sides[1]
+    sides.clear()
     n_a, n_b = len(a), len(b)
     denom_a, denom_b = (span_a if span_a > 0 else 1.0), (span_b if span_b > 0 else 1.0)
     pos_dtype = np.int32 if max(tsim_a.shape[0], tsim_b.shape[0]) < 2 ** 31 - 1 else np.int64
@@ -930,10 +931,11 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     lap("kept_class_pairs")
 
     # kept call pairs (top-k both ways), their groups (Sec. III) and fields (Sec. IV-D)
-    side_a = (a, row_of_a, by_a, calls_ptr_a, time_a_by_class, t0_a, span_a, tptr_a, tpart_a, tsim_a)
-    side_b = (b, row_of_b, by_b, calls_ptr_b, time_b_by_class, t0_b, span_b, tptr_b, tpart_b, tsim_b)
+    # (handed over in a list that _kept_pairs empties: it frees each per-call array when done)
+    sides = [(a, row_of_a, by_a, calls_ptr_a, time_a_by_class, t0_a, span_a, tptr_a, tpart_a, tsim_a),
+             (b, row_of_b, by_b, calls_ptr_b, time_b_by_class, t0_b, span_b, tptr_b, tpart_b, tsim_b)]
     del row_of_a, row_of_b, by_a, by_b, time_a_by_class, time_b_by_class
-    pairs, groups, pairs_in_file = _kept_pairs(side_a, side_b, int(top_k), lap)
+    pairs, groups, pairs_in_file = _kept_pairs(sides, int(top_k), lap)
 
     reps = reps_done.result()
     lap("repetitions")

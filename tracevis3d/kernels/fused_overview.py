@@ -86,11 +86,13 @@ def _waves(bounds, ptr_b, wave_bytes):
 
 
 def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc, pool, n_workers, tau,
-                      wave_bytes=OVERVIEW_WAVE_BYTES):
+                      wave_bytes=None):
     """The bars (bars_a, delta_a, bars_b, delta_b) of the walkers' record (``outs``: their
     `setjoin_fused._fused_part` results), as `overview_record.deferred_overview` then
     `overview_rows.overview_rows_finish` make them (the module docstring), with B's
-    difference array resident one wave at a time.  Returns (the bars, the parts' seconds)."""
+    difference array resident one wave (``wave_bytes``, default `OVERVIEW_WAVE_BYTES`) at a
+    time.  Returns (the bars, the parts' seconds)."""
+    wave_bytes = OVERVIEW_WAVE_BYTES if wave_bytes is None else wave_bytes
     rows = np.concatenate([o[8] for o in outs])
     count = np.concatenate([o[9] for o in outs])
     start = np.zeros(count.shape[0] + 1, np.int64)
