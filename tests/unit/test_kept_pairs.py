@@ -113,12 +113,16 @@ def test_union_of_picks_is_the_sorted_union_with_each_pairs_similarity():
             for i, u in enumerate(pb[v]):
                 if u >= 0:
                     want.setdefault((int(u), v), float(sim_b[sb[v, i]]))
-        ptr, rv, rp = picks_by_call(pb, sb, n_a)
-        got_a, got_b, got_p = union_of_picks(pa, sa, ptr, rv, rp)
+        rv, rp = np.empty(pb.size, np.int32), np.empty(pb.size, np.int32)
+        ptr = picks_by_call(pb, sb, n_a, rv, rp)
         keys = sorted(want)
-        assert list(zip(got_a.tolist(), got_b.tolist())) == keys
-        got_s = [float(sim_a[p]) if p >= 0 else float(sim_b[~p]) for p in got_p.tolist()]
-        assert got_s == [want[x] for x in keys]
+        for chunk in (None, 1, 7):       # in passes of `chunk` calls of A, each reported consumed
+            seen = []
+            got_a, got_b, got_p = union_of_picks(pa, sa, ptr, rv, rp, chunk, lambda u0, u1: seen.append((u0, u1)))
+            assert list(zip(got_a.tolist(), got_b.tolist())) == keys
+            got_s = [float(sim_a[p]) if p >= 0 else float(sim_b[~p]) for p in got_p.tolist()]
+            assert got_s == [want[x] for x in keys]
+            assert [u for r in seen for u in range(*r)] == list(range(n_a))
 
 
 def test_fill_pair_fields_are_the_definitions_in_any_range():

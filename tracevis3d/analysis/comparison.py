@@ -25,6 +25,7 @@ from ..transform import longest_named_call
 from ..kernels.gamma import (merge_gamma_classes, process_hash_seed, renumber_sets_by_size, subtree_gamma_classes,
                              subtree_shape_classes)
 from ..kernels.hugeblock import huge_pages
+from ..kernels.lazybuf import _lazy_empty, _release_range
 from ..kernels.groups import bfs_groups
 from ..kernels.kept_pairs import calls_by_class_time, fill_pair_fields, picks_by_call, top_k_picks, union_of_picks
 from ..kernels.repetition import sibling_repetitions
@@ -785,6 +786,9 @@ SPILL_PAIRS_BYTES = 4 << 30
 #: kept pairs filled per pass when they are written to a file (each pass's pages then given
 #: back: the process holds one pass of records at a time)
 SPILL_CHUNK_PAIRS = 1 << 22
+#: calls of A whose kept pairs the union writes per pass before the pages of the picks it has
+#: read are given back (`kept_pairs.union_of_picks`)
+UNION_CHUNK_CALLS = 1 << 22
 
 
 def _pair_records(m: int):
@@ -817,15 +821,30 @@ def _kept_pairs(sides, top_k, lap):
     pick_b, pos_b = np.empty((n_b, top_k), np.int32), np.empty((n_b, top_k), pos_dtype)
     top_k_picks(row_of_b, b.start, t0_b, denom_b, tptr_b, tpart_b, tsim_b, calls_ptr_a, by_a, time_a, denom_a,
                 top_k, by_b, pick_b, pos_b)
-    rptr, rv, rp = picks_by_call(pick_b, pos_b, n_a)
-    del pick_b, pos_b, row_of_b
-    pick_a, pos_a = np.empty((n_a, top_k), np.int32), np.empty((n_a, top_k), pos_dtype)
+    del row_of_b, time_a
+    # B's picks by call of A, and A's picks, on mappings whose pages the union gives back as it
+    # reads them (room for every pick: the pages never written are never resident)
+    (rv, map_v), (rp, map_p) = _lazy_empty(n_b * top_k, np.int32), _lazy_empty(n_b * top_k, pos_dtype)
+    rptr = picks_by_call(pick_b, pos_b, n_a, rv, rp)
+    del pick_b, pos_b
+    (pick_a, map_a), (pos_a, map_pa) = _lazy_empty(n_a * top_k, np.int32), _lazy_empty(n_a * top_k, pos_dtype)
+    pick_a, pos_a = pick_a.reshape(n_a, top_k), pos_a.reshape(n_a, top_k)
     top_k_picks(row_of_a, a.start, t0_a, denom_a, tptr_a, tpart_a, tsim_a, calls_ptr_b, by_b, time_b, denom_b,
                 top_k, by_a, pick_a, pos_a)
-    del row_of_a, by_a, by_b, time_a, time_b
+    del row_of_a, by_a, by_b, time_b
     lap("top_k")
-    pa, pb, ppos = union_of_picks(pick_a, pos_a, rptr, rv, rp)
-    del pick_a, pos_a, rptr, rv, rp
+
+    # (mapping, bytes per unit, offsets of the units by call of A or None: a unit per call)
+    held = [(map_a, 4 * top_k, None), (map_pa, pos_a.itemsize * top_k, None), (map_v, 4, rptr),
+            (map_p, rp.itemsize, rptr)]
+
+    def consumed(u0, u1):
+        for mm, size, ptr in held:
+            lo, hi = (u0, u1) if ptr is None else (ptr[u0], ptr[u1])
+            _release_range(mm, int(lo) * size, int(hi) * size)
+    pa, pb, ppos = union_of_picks(pick_a, pos_a, rptr, rv, rp, UNION_CHUNK_CALLS, consumed)
+    held.clear()
+    del pick_a, pos_a, rptr, rv, rp, map_a, map_pa, map_v, map_p
     lap("kept_pairs")
 
     # groups over the kept pairs (sorted by (a, b)), numbered breadth-first over A

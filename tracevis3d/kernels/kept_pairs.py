@@ -1,5 +1,6 @@
 """The kept call pairs of a comparison in compact arrays (TraceDiff Sec. III, IV-D):
-`calls_by_class_time`, `top_k_picks`, `picks_by_call`, `union_of_picks`, `fill_pair_fields`.
+`calls_by_class_time`, `top_k_picks`, `picks_by_call`, `union_of_picks` (`union_count`,
+`union_fill`), `fill_pair_fields`.
 
 The same pairs, similarities, order and fields as `groups.top_k_partners`,
 `groups.union_of_partners` and `groups.fill_pair_records` (which they replace in
@@ -12,7 +13,8 @@ The same pairs, similarities, order and fields as `groups.top_k_partners`,
 - a pick's similarity as its position in the tier arrays of `setjoin_tiers` (int32 where they
   are shorter than 2^31; the similarity is ``tier_sim[pos]``), a pair's as a signed position
   (``pos`` ≥ 0: A's tiers, ``~pos``: B's), 4 bytes instead of 8;
-- the union counted first and written once at its exact size (no oversized buffer and copy).
+- the union counted first and written once at its exact size (no oversized buffer and copy),
+  a range of A's calls at a time, so that the picks it has read can be given back as it goes.
 """
 import numpy as np
 from numba import njit, prange
@@ -152,29 +154,28 @@ def top_k_picks(row_of_call, start, t0, denom, pair_ptr, pair_row, pair_sim, oth
 
 
 @njit(cache=True, nogil=True)
-def picks_by_call(partner_of_b, pos_of_b, n_a):
-    """B's picks grouped by their call of A (a stable counting sort): returns (ptr, v, pos),
-    the picks (v, pos) of call u of A at [ptr[u], ptr[u+1]), v ascending."""
+def picks_by_call(partner_of_b, pos_of_b, n_a, rv, rp):
+    """B's picks grouped by their call of A (a stable counting sort) into ``rv`` / ``rp`` (room
+    for every pick): returns ptr, the picks (v, pos) of call u of A at [ptr[u], ptr[u+1]),
+    v ascending.  The counts' offsets serve as the fill cursors (no second array of them)."""
     n_b, k = partner_of_b.shape
-    ptr = np.zeros(n_a + 1, np.int64)
+    ptr = np.zeros(n_a + 2, np.int64)
     for v in range(n_b):
         for i in range(k):
             u = partner_of_b[v, i]
             if u >= 0:
-                ptr[u + 1] += 1
+                ptr[u + 2] += 1
     for u in range(n_a):
-        ptr[u + 1] += ptr[u]
-    rv = np.empty(ptr[n_a], np.int32)
-    rp = np.empty(ptr[n_a], pos_of_b.dtype)
-    fill = ptr[:-1].copy()
-    for v in range(n_b):
+        ptr[u + 2] += ptr[u + 1]
+    for v in range(n_b):                   # ptr[u + 1]: the next free place of u's picks
         for i in range(k):
             u = partner_of_b[v, i]
             if u >= 0:
-                rv[fill[u]] = v
-                rp[fill[u]] = pos_of_b[v, i]
-                fill[u] += 1
-    return ptr, rv, rp
+                j = ptr[u + 1]
+                rv[j] = v
+                rp[j] = pos_of_b[v, i]
+                ptr[u + 1] = j + 1
+    return ptr[:n_a + 1]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -198,18 +199,13 @@ def _own_sorted(partner_of_a, pos_of_a, u, own_v, own_p):
 
 
 @njit(cache=True, nogil=True)
-def union_of_picks(partner_of_a, pos_of_a, rptr, rv, rp):
-    """The kept call pairs {(u, partner_of_a[u, i])} ∪ {(u, v) : v's picks}, each once, sorted
-    by (a, b) (`groups.union_of_partners`' pairs, in its order): returns (pair_a, pair_b,
-    pair_pos), pair_pos = the similarity's tier position, A's own (≥ 0, into A's tier
-    similarities) where u picked v, else ``~pos`` of B's pick (into B's); either gives the
-    class pair's similarity.  B's picks grouped by u: `picks_by_call`.  Counted first, then
-    written once at the exact size."""
-    n_a, k = partner_of_a.shape
+def union_count(partner_of_a, pos_of_a, rptr, rv, u0, u1):
+    """How many pairs `union_fill` writes for the calls u0 ≤ u < u1 of A."""
+    k = partner_of_a.shape[1]
     own_v = np.empty(k, np.int64)
     own_p = np.empty(k, np.int64)
     m = 0
-    for u in range(n_a):
+    for u in range(u0, u1):
         n_own = _own_sorted(partner_of_a, pos_of_a, u, own_v, own_p)
         i = 0
         j = rptr[u]
@@ -225,11 +221,20 @@ def union_of_picks(partner_of_a, pos_of_a, rptr, rv, rp):
             if v != last:
                 m += 1
                 last = v
-    out_a = np.empty(m, np.int32)
-    out_b = np.empty(m, np.int32)
-    out_p = np.empty(m, rp.dtype)
-    m = 0
-    for u in range(n_a):
+    return m
+
+
+@njit(cache=True, nogil=True)
+def union_fill(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p, m):
+    """The kept call pairs of the calls u0 ≤ u < u1 of A, {(u, partner_of_a[u, i])} ∪ {(u, v) :
+    v's picks}, each once, by (a, b) (`groups.union_of_partners`' pairs, in its order), written
+    at ``m`` on: pair_pos = the similarity's tier position, A's own (≥ 0, into A's tier
+    similarities) where u picked v, else ``~pos`` of B's pick (into B's); either gives the class
+    pair's similarity.  B's picks grouped by u: `picks_by_call`.  Returns the next m."""
+    k = partner_of_a.shape[1]
+    own_v = np.empty(k, np.int64)
+    own_p = np.empty(k, np.int64)
+    for u in range(u0, u1):
         n_own = _own_sorted(partner_of_a, pos_of_a, u, own_v, own_p)
         i = 0
         j = rptr[u]
@@ -251,6 +256,25 @@ def union_of_picks(partner_of_a, pos_of_a, rptr, rv, rp):
             out_p[m] = p
             m += 1
             last = v
+    return m
+
+
+def union_of_picks(partner_of_a, pos_of_a, rptr, rv, rp, chunk=None, consumed=None):
+    """The kept call pairs of every call of A (`union_fill`): returns (pair_a, pair_b, pair_pos),
+    counted first (`union_count`) and written once at their exact size, ``chunk`` calls of A at a
+    time (default all); ``consumed(u0, u1)`` is called after each, when those calls' picks are
+    read no more (the caller may give their pages back)."""
+    n_a = partner_of_a.shape[0]
+    chunk = max(1, n_a if chunk is None else int(chunk))
+    cuts = list(range(0, n_a, chunk)) + [n_a]
+    counts = [union_count(partner_of_a, pos_of_a, rptr, rv, u0, u1) for u0, u1 in zip(cuts[:-1], cuts[1:])]
+    m = int(sum(counts))
+    out_a, out_b, out_p = np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, rp.dtype)
+    at = 0
+    for u0, u1 in zip(cuts[:-1], cuts[1:]):
+        at = union_fill(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p, at)
+        if consumed is not None:
+            consumed(u0, u1)
     return out_a, out_b, out_p
 
 
