@@ -213,7 +213,9 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
     native and compact files, whose readers refuse a text longer than ``max_name_chars`` + 9 or
     not valid Unicode: what a reader accepted is saved and read back (issue 68's round trip),
     whichever reader left a long file name, thread name or lone surrogate in its tables.
-    O(number of texts): a length test and, for non-ASCII texts, one encode each."""
+    O(number of texts): one join and length scan when all are short ASCII strings (the usual
+    case: a Python loop over 30k names and path parts took 0.05 s of a 177 MB JSON load), else a
+    length test and, for non-ASCII texts, one encode each."""
     from ..model import STRING_TABLES
 
     def unfit(s) -> bool:
@@ -229,12 +231,20 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
         except UnicodeEncodeError:
             return True
 
+    def all_fit(texts) -> bool:
+        """Whether every item is a short ASCII str, told at C speed (one join, one max); False
+        (the caller then tests each) when one is not, or is no str."""
+        try:
+            return "".join(texts).isascii() and max(map(len, texts), default=0) <= cap + _CUT_MARK
+        except TypeError:
+            return False
+
     n = 0
     for k in STRING_TABLES:
         v = getattr(trace, k, None)
         if v is None:
             continue
-        bad = [j for j, s in enumerate(v) if unfit(s)]
+        bad = [] if isinstance(v, (list, tuple)) and all_fit(v) else [j for j, s in enumerate(v) if unfit(s)]
         if bad:
             v = list(v)
             for j in bad:
@@ -242,7 +252,8 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
             setattr(trace, k, v)
             n += len(bad)
     paths = trace.function_paths
-    bad = [j for j, pth in enumerate(paths) if any(unfit(x) for x in pth)]
+    bad = [] if all_fit([x for pth in paths for x in pth]) else \
+        [j for j, pth in enumerate(paths) if any(unfit(x) for x in pth)]
     if bad:
         paths = list(paths)
         for j in bad:
