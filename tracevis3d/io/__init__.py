@@ -214,7 +214,7 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
     not valid Unicode: what a reader accepted is saved and read back (issue 68's round trip),
     whichever reader left a long file name, thread name or lone surrogate in its tables.
     O(number of texts): one join and length scan when all are short ASCII strings (the usual
-    case: a Python loop over 30k names and path parts took 0.05 s of a 177 MB JSON load), else a
+    case: 2 ms of CPU instead of 5 for the 23k names and path parts of a 177 MB JSON trace), else a
     length test and, for non-ASCII texts, one encode each."""
     from ..model import STRING_TABLES
 
