@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the modules behind them import numba: loaded when first use
     from .analysis.structure import Structure
     from .analysis.comparison import Comparison
     from .analysis.hierarchy import Hierarchy
+    from .analysis.critical_path import CriticalPath
     from .io.memray import MemoryCapture
 
 #: what `load` and `save` accept as a file name
@@ -172,6 +173,18 @@ def synchronisation(trace: Trace, **options: Any) -> Synchronisation:
     from .analysis.synchronisation import synchronisation as _sync
 
     return _sync(trace, **options)
+
+
+def critical_path(trace: Trace, sync: Synchronisation | None = None, threads=None) -> "CriticalPath":
+    """Why did it take this long: the path that set the wall time, walked back from the end of
+    the run across the hand-offs between threads (`tracevis3d.analysis.critical_path`);
+    segments (``thread``, ``start``, ``end``, ``call``, ``why``) tile the run, ``.summary()``
+    gives the share of the wall time per thread and function.  ``sync`` reuses a
+    `synchronisation` of the trace."""
+    _kernels_ready()
+    from .analysis.critical_path import critical_path as _critical_path
+
+    return _critical_path(trace, sync=sync, threads=threads)
 
 
 def hierarchy(trace: Trace) -> "Hierarchy":

@@ -46,10 +46,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import KIND_WAIT, Trace
-from .critical_path_handoffs import HANDOFF_KINDS, HK_NONE  # noqa: F401  (re-exported)
+from .critical_path_handoffs import (HANDOFF, HANDOFF_KINDS, HK_NONE, IDLE, RUNNING, WAITING,  # noqa: F401
+                                     WHY_NAMES)  # (re-exported)
 
-RUNNING, WAITING, HANDOFF, IDLE = 0, 1, 2, 3
-WHY_NAMES = ("running", "waiting (no known waker)", "hand-off", "idle (no known waker)")
 #: categories of a profiler's own span over the whole recording (PyTorch writes "PyTorch Profiler (0)")
 PROFILER_SPAN_CATS = ("Trace",)
 

@@ -41,6 +41,9 @@ import numpy as np
 
 from ..model import KIND_RELEASE, KIND_WAIT, Trace
 
+#: why a segment is on the path (`CriticalPath.why`)
+RUNNING, WAITING, HANDOFF, IDLE = 0, 1, 2, 3
+WHY_NAMES = ("running", "waiting (no known waker)", "hand-off", "idle (no known waker)")
 HK_NONE, HK_SYNC, HK_START, HK_JOIN, HK_DEVICE, HK_QUEUE, HK_FLOW = 0, 1, 2, 3, 4, 5, 6
 HANDOFF_KINDS = ("", "sync object", "thread start", "join", "device sync", "queue (by type)", "flow")
 #: function names (the part before `` (file:line)``) whose call creates a thread

@@ -52,8 +52,7 @@ def thread_rows(cp, max_threads: int = 6, max_functions: int = 3) -> list:
 def summary_text(cp, max_threads: int = 6, max_functions: int = 5) -> str:
     """Lines: the span and hand-offs; per thread (most first) its share of the wall time and
     its functions' shares; hand-offs by kind; waiting with no known waker and idle."""
-    from .critical_path import IDLE, WAITING
-    from .critical_path_handoffs import HANDOFF_KINDS
+    from .critical_path_handoffs import HANDOFF_KINDS, IDLE, WAITING
 
     tr = cp.trace
     span = cp.span
