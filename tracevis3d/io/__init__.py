@@ -129,12 +129,52 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
+    ahead = _import_reader_ahead(path)
     data, regular = _read_input(path, lim.max_bytes)
+    if ahead is not None:
+        ahead.join()
     if data is None or data[:4] == _ZIP_MAGIC:
         from .native import load_native
 
         return load_native(path if data is None else io.BytesIO(data), limits=lim, source=path)
     return load_bytes(data, source=path, limits=lim, **options)
+
+
+#: a JSON file at least this large has its reader imported on a second thread while it is read
+IMPORT_AHEAD_BYTES = 16 << 20
+
+
+def _import_reader_ahead(path: str):
+    """A process's first large JSON file: the Chrome reader (numba, the kernels' modules: 0.2 s of
+    CPU) imported on a thread of its own while the file is read (the read releases the GIL);
+    the started thread, or None (the reader imported already, a small file or not JSON).  Any
+    error there is left for the import that follows to raise."""
+    import sys
+
+    name = __name__ + ".chrome"
+    if name in sys.modules:
+        return None
+    try:
+        if os.path.getsize(path) < IMPORT_AHEAD_BYTES:
+            return None
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return None
+    if head[:1] not in (b"{", b"["):
+        return None
+    import importlib
+    import threading
+
+    def work():
+        try:
+            importlib.import_module(name)
+        except BaseException:  # raised again, where it belongs, by the reader's own import
+            pass
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    return t
 
 
 def _is_zip_file(path: str) -> bool:
