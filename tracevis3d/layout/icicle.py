@@ -233,6 +233,10 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
 
         colouring = highlight_colouring(colouring, function_mask(tr, params.highlight)[tr.func[idx]],
                                         "matching " + ", ".join(params.highlight))
+    if getattr(params, "critical_path", False) and colouring_of is None:  # the path lit, the rest pale
+        from .critical_path import path_colouring
+
+        colouring = path_colouring(trace, sel, colouring)
     del width_px, view_area  # arrays over the shown calls: gone before the drawn calls' are made
     d = drawn_calls(sel, fold, colouring.slot, ext_unit, gathered=idx.size <= GATHERED_MAX_CALLS)
     n_folded = int((fold.folded & ~fold.drawn).sum())
@@ -512,6 +516,7 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of
     n_instants, instant_bars = instants_in_window(sel, t0, t1) if params.show_instants else (0, False)
     rows = legend_rows(colouring, params, st.n_folded, st.ext_label, st.n_partial) + incomplete_rows(
         trace, t0, on_axis=params.show_axes)
+    rows += getattr(colouring, "rows", [])  # the critical path's shares (`layout.critical_path`)
     if sel.lane_members is not None:
         from .select import PACKED_NOTE, PACKED_NAMED_NOTE
 
@@ -563,6 +568,11 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of
         flow_info["n_labels_over_arcs"] = sum(k for _, k in over)
     materials = figure_materials(colouring)
     materials.update(label_materials(layers))
+    if getattr(colouring, "path", None) is not None:  # its ribbon and hand-off arcs
+        from .critical_path import icicle_path_layers, path_materials
+
+        layers += icicle_path_layers(colouring.path, sel, frame, t0, t1)
+        materials.update(path_materials())
     side_meta = {"n_counter_tracks": len(tracks), "counter_tracks": tracks.labels, "n_instant_markers": 0}
     if not tracks.empty:
         below_layers, below_labels, below_mats, below_meta = side.below_geometry(tr, tracks, frame, params, t0, t1,

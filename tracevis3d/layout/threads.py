@@ -881,7 +881,8 @@ def wall_params(params: ThreadsParams, focus, t0: float, t1: float) -> IciclePar
                         resolution=params.resolution, show_title=False, show_legend=False, show_axes=True,
                         label_px=params.label_px, azimuth=params.azimuth, elevation=params.elevation,
                         lens_mm=params.lens_mm, show_labels=params.show_labels,
-                        max_callouts=params.max_callouts, inset="none").validate()
+                        max_callouts=params.max_callouts, inset="none",
+                        critical_path=params.critical_path).validate()
 
 
 def wall_span(sel, focus_lane: int) -> tuple:
@@ -1286,6 +1287,9 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
         if params.show_flows else 0
     title = _threads_title(trace, params, threads_text, n_handoffs, n_flows)
     slot, slot_rgb, cluster_rgb, bar_rows, bar_title = ring_bar_colours(tr, sel, params, lane_rgb)
+    path = critical_path_stage(trace, sync, sel, params)  # the critical path lit, the rest pale
+    if path is not None:
+        slot, slot_rgb, cluster_rgb, bar_rows = path.recolour(slot, slot_rgb, cluster_rgb, bar_rows)
     obj_rows = object_legend(sync, sel, lane_of_thread) if params.color_by == "object" else []
     # the span shown, when it is not the whole trace ("concurrent": from when two threads first run
     # at once): the ring's in the title, where the top icicle's axis starts in its note (its 0)
@@ -1296,6 +1300,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     top_from = fmt_time(w0) if w0 > SPAN_NOTE_SHARE * whole else ""
     rows = legend_rows(params, bar_rows, bar_title, sel, obj_rows, sel.lane_names[focus_lane], True,
                        waits=n_handoffs > 0, top_from=top_from)  # no curves: no notes on them
+    rows += path.rows if path is not None else []
     if no_waits:  # the reason the ring's inside is empty, first and in a heading's size
         rows[:0] = [(no_waits, -1, "heading"), (NO_WAITS_MEANS, -1, "note")]
     rows += incomplete_rows(trace, sel.t0, on_axis=bool(params.show_icicle))  # the wall's axis marks it
@@ -1343,6 +1348,9 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     clayers, cmats = curve_layers(sync, cs, ring, place, params, lane_rgb, px_units)
     band, bmats = lane_band_layer(ring, place, lane_rgb)
     layers = clayers[:1] + layers + [band] + clayers[1:]
+    if path is not None:  # the ribbon on the ring and the focused icicle, the other curves dimmed
+        layers += path.layers(clayers, cmats, comp, ring, place, px_units)
+        mats.update(path.materials)
     for m in (cmats, bmats, lane_text_materials(lane_rgb), wall_mats):
         mats.update(m)
     flow_mats = threads_flows.flow_materials(lane_rgb)
@@ -1413,6 +1421,15 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
               **({"cutaway": cut} if cut is not None else {})},
     )
     return spec.validate()
+
+
+def critical_path_stage(trace: Trace, sync, sel, params: ThreadsParams):
+    """`layout.critical_path.ThreadsPath` when ``params.critical_path``, else None."""
+    if not params.critical_path:
+        return None
+    from .critical_path import ThreadsPath
+
+    return ThreadsPath(trace, sync, sel)
 
 
 def _threads_title(trace: Trace, params: ThreadsParams, threads_text: str, n_handoffs: int, n_flows: int) -> str:

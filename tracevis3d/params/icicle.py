@@ -28,7 +28,8 @@ COLOR_BY = tuple(i[0] for i in COLOR_ITEMS)
 ICICLE = Schema("icicle", [
     S.THREADS.but(aliases=(Alias("--thread", takes_value=True),)),
     S.THREAD_ORDER, S.PACK_THREADS, S.MAX_LANES, S.MERGE, S.TIME_WINDOW, S.MAX_DEPTH, S.FOLD, S.HIDE, S.HIDE_MODULES, S.HIDE_UTILITIES,
-    S.COLLAPSE_PATTERNS, S.EXPAND, S.HIGHLIGHT, S.COUNTERS, S.MAX_COUNTERS, S.SHOW_FLOWS, S.SHOW_INSTANTS,
+    S.COLLAPSE_PATTERNS, S.EXPAND, S.HIGHLIGHT, S.CRITICAL_PATH, S.COUNTERS, S.MAX_COUNTERS, S.SHOW_FLOWS,
+    S.SHOW_INSTANTS,
     S.SHOW_ASYNC, S.CUTAWAY,
     Param("color_by", Choice(COLOR_ITEMS), "auto", label="Colour by",
           help="box colour: auto (module for large traces, function for small), function, module, kind "

@@ -120,6 +120,11 @@ MAX_COUNTERS = Param("max_counters", Number(0, 12, integer=True), 3, group=SHOW,
                      help="at most this many counter tracks (0: none); the others are named in the legend")
 SHOW_FLOWS = Param("show_flows", Flag(), True, group=SHOW, label="Flows",
                    help="flow events as arcs from the call that starts them to the call they reach")
+CRITICAL_PATH = Param("critical_path", Flag(), False, group=SHOW, label="Critical path",
+                      help="light the path that set the wall time (walked back from the end of the run across the "
+                           "hand-offs between threads: `tracevis3d.critical_path`) as one ribbon across the lanes, "
+                           "its hand-offs as arcs, everything else dimmed; the legend gives its share per thread and "
+                           "function")
 SHOW_INSTANTS = Param("show_instants", Flag(), True, group=SHOW, label="Instants",
                       help="instant events as thin markers on their lanes")
 

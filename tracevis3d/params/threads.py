@@ -52,6 +52,7 @@ THREADS = Schema("threads", [
           default_text="none", ui=False,
           help="with colour by object: curves red when their wait acts on the same objects as this wait call, "
                "brown when they share one, grey otherwise"),
+    S.CRITICAL_PATH,
     S.SHOW_FLOWS.but(help="flow events as arcs from the call that starts them to the call they reach, on the "
                           "focused icicle and the semicircle"),
     S.CUTAWAY.but(help="remove what stands between the camera and a call (call:N: on the focused icicle or "
