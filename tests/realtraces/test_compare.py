@@ -1037,7 +1037,7 @@ def test_too_large_pair_is_refused_before_the_work(monkeypatch):
     real_round = setjoin_tree._tree_round
     monkeypatch.setattr(setjoin_tree, "_tree_round", lambda *x: walked.append(1) or real_round(*x))
     # too little for the calls alone: refused before anything is built
-    monkeypatch.setattr(cm, "available_memory_bytes", lambda: n_calls * cm.COMPARE_BYTES_PER_CALL - 1)
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: cm.calls_need_bytes(n_calls) - 1)
     with pytest.raises(TraceTooLargeError) as e:
         compare_traces(a, b)
     msg = str(e.value)
@@ -1045,7 +1045,7 @@ def test_too_large_pair_is_refused_before_the_work(monkeypatch):
     assert "threads_a=" in msg and "max_depth" in msg and "\n" not in msg
     assert isinstance(e.value, MemoryError) and not walked
     # enough for the calls, not for the class pairs: refused after the sample, before the walk
-    room = n_calls * cm.COMPARE_BYTES_PER_CALL + full.n_class_pairs * cm.COMPARE_BYTES_PER_CLASS_PAIR / 10
+    room = cm.calls_need_bytes(n_calls) + full.n_class_pairs * cm.COMPARE_BYTES_PER_CLASS_PAIR / 10
     monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
     with pytest.raises(TraceTooLargeError, match="pairs of similar subtree function sets") as e:
         compare_traces(a, b)
@@ -1102,7 +1102,7 @@ def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkey
     assert est == per_row[sample].sum() * rows_a.size / sample.size
     n_calls = len(a) + len(b)
     assert est < cm.KEEP_CLASS_PAIRS_AUTO            # kept (auto), and all in one wave
-    room = (n_calls * cm.COMPARE_BYTES_PER_CALL + est * cm.COMPARE_BYTES_PER_CLASS_PAIR
+    room = (cm.calls_need_bytes(n_calls) + est * cm.COMPARE_BYTES_PER_CLASS_PAIR
             + min(est, cm.WAVE_PAIRS) * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1)
     monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
     with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):

@@ -553,10 +553,11 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
     return tau, aligned_tol
 
 
-#: resident bytes per call of A + B that a comparison adds to its two traces, besides its class
-#: pairs (classes, call order, tiers, kept pairs, overview, repetitions), measured with
-#: bench/bench_compare_memory.py (4-thread synthetic pairs, 10^5 to 10^6 calls) with a margin
-COMPARE_BYTES_PER_CALL = 400
+#: resident bytes per call of A + B that a comparison adds to its two traces at its peak, besides
+#: its class pairs, its join's buffers and its kept pairs' records (each checked apart): classes,
+#: call order, tiers, picks, the kept pairs' calls and groups, repetitions; measured with
+#: bench/bench_compare_goal.py --goal (anonymous memory at 10^7 and 10^8 calls) with a margin
+COMPARE_BYTES_PER_CALL = 64
 #: resident bytes per KEPT class pair: 4 (B row, int32) + 2 (overlap, uint16) in the waves'
 #: copies, then their concatenation (the result's CSR); the margin covers the sampled
 #: estimate's error.  Streamed class pairs cost only the wave's buffers (`WAVE_PAIRS` × 6 B)
@@ -633,18 +634,28 @@ def _gib(n_bytes) -> str:
     return f"{n_bytes / 2 ** 30:.1f} GiB" if n_bytes >= 2 ** 30 else f"{n_bytes / 2 ** 20:.1f} MiB"
 
 
+def calls_need_bytes(n_calls: int, top_k: int = 2) -> int:
+    """What comparing ``n_calls`` calls (A + B) holds besides its class pairs and its join's
+    buffers: calls × `COMPARE_BYTES_PER_CALL`, and the kept pairs' records while they stay in
+    memory (at most ``top_k`` a call both ways, `PAIR_DTYPE` each; past `SPILL_PAIRS_BYTES` they
+    are written to a file, a pass of `SPILL_CHUNK_PAIRS` at a time)."""
+    records = int(n_calls) * int(top_k) * PAIR_DTYPE.itemsize
+    return int(n_calls) * COMPARE_BYTES_PER_CALL + min(records, SPILL_PAIRS_BYTES)
+
+
 def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0,
                          bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR,
-                         wave_bytes: float = 0.0) -> None:
+                         wave_bytes: float = 0.0, top_k: int = 2) -> None:
     """Raise `TraceTooLargeError` if comparing ``n_calls`` calls (A + B) with about
     ``n_class_pairs`` class pairs needs more memory than `available_memory_bytes`: the
     clear error before the long work, instead of a MemoryError or the OS killing the
-    process mid-join.  Needed = calls × `COMPARE_BYTES_PER_CALL` + class pairs held ×
+    process mid-join.  Needed = `calls_need_bytes` + class pairs held ×
     ``bytes_per_class_pair`` (`COMPARE_BYTES_PER_CLASS_PAIR` for the tree join's kept pairs)
-    + ``wave_bytes`` (the streamed join's buffers of one wave)."""
+    + ``wave_bytes`` (the join's buffers: the streamed join's one wave, the fused join's walkers
+    or overview, `setjoin_fused.fused_join_bytes`)."""
     from ..model import TraceTooLargeError
 
-    need = (int(n_calls) * COMPARE_BYTES_PER_CALL + float(n_class_pairs) * float(bytes_per_class_pair)
+    need = (calls_need_bytes(n_calls, top_k) + float(n_class_pairs) * float(bytes_per_class_pair)
             + float(wave_bytes))
     have = available_memory_bytes()
     if need <= have:
@@ -782,7 +793,7 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
 #: result's ``pairs`` is that file mapped: a pair of 10^8-call traces keeps ~3·10^8 pairs
 #: (14 GB), which then live in the page cache (written back and dropped by the system as it
 #: needs the memory), never in the process's own memory; smaller results stay in memory
-SPILL_PAIRS_BYTES = 4 << 30
+SPILL_PAIRS_BYTES = 2 << 30
 #: kept pairs filled per pass when they are written to a file (each pass's pages then given
 #: back: the process holds one pass of records at a time)
 SPILL_CHUNK_PAIRS = 1 << 22
@@ -879,7 +890,7 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
                      wave_pairs, overview_budget) -> Comparison:
     """`compare_traces` of checked parameters and the selected traces."""
     n_a, n_b = len(a), len(b)
-    check_compare_memory(n_a + n_b)
+    check_compare_memory(n_a + n_b, top_k=int(top_k))
     # the repetitions need only the two traces: they run on a thread of their own while the
     # classes are built (one core's work) and are collected at the end
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
@@ -926,7 +937,7 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
 
     def check_memory(held, extra_bytes):
-        check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes)
+        check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes, top_k=int(top_k))
 
     with huge_pages(True):     # the join's plan, postings and membership rows are read at random
         got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of_a, a.end_index,
