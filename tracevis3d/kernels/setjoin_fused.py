@@ -28,9 +28,10 @@ the overview's float sums depend on the order they are added in.
   made from the record in `overview_record.OVERVIEW_PARTS` fixed parts of B's rows
   (`overview_record.deferred_overview`'s parts, run a wave of B's rows at a time by
   `fused_overview.overview_in_waves`): each part fills its own slots of B's one difference
-  array, binned and given back wave by wave, its small bins added in part order.  No walker idles while another finishes a part
-  dealt in advance (the dealt parts' times differed by 10-25 % from run to run on the same
-  estimate, leaving one core idle for 0.1-0.7 s of a 3.5 s walk at 10^6 calls).
+  array, binned and given back wave by wave, its small bins added in part order.  No walker
+  idles while another finishes a part dealt in advance (the dealt parts' times differed by
+  10-25 % from run to run on the same estimate, leaving one core idle for 0.1-0.7 s of a 3.5 s
+  walk at 10^6 calls).
 - **Dealt parts** (exact overview at any size, no budget: a record would be every class
   pair): the items are dealt to `FUSED_PARTS` parts (by estimated cost, largest first, each to
   the least loaded part), each part walks its items in order with its own accumulators
