@@ -10,7 +10,7 @@ floats, lanes without a cap, and the two cProfile dumps that hung or blew up.
   and ``thread (N)``, Austin's ``P``/``T`` ids.  Each must load (the number left out: no line,
   pid 0...) or give one line naming the file.
 - **Lanes**: perf script with 200,000 threads of one event each, speedscope with 100,000
-  profiles, Gecko and pprof files of many threads: at most ``Limits.max_lanes`` lanes, the
+  profiles, Gecko and pprof files of many threads: at most ``Limits.max_lanes_read`` lanes, the
   rest merged into one "other threads" lane, a repair (``lanes_capped``) naming the cap.
 - **pstats**: a dump whose root cumulative time is the largest float (the tree fit's bound
   overflowed to infinity and a loop never ended), and code objects nested 13 deep whose
@@ -302,15 +302,15 @@ CASES = [
     ("speedscope_50k_evented_profiles", lambda: speedscope_evented_profiles(50_000), ("repair", "lanes_capped"), {}),
     ("gecko_20k_threads", lambda: gecko_threads(20_000), ("repair", "lanes_capped"), {}),
     ("firefox_processed_20k_threads", lambda: processed_threads(20_000), ("repair", "lanes_capped"), {}),
-    ("perf_10_threads_3_lanes", lambda: perf_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
-    ("speedscope_10_profiles_3_lanes", lambda: speedscope_profiles(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
-    ("gecko_10_threads_3_lanes", lambda: gecko_threads(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
+    ("perf_10_threads_3_lanes", lambda: perf_threads(10), ("repair", "lanes_capped"), {"max_lanes_read": 3}),
+    ("speedscope_10_profiles_3_lanes", lambda: speedscope_profiles(10), ("repair", "lanes_capped"), {"max_lanes_read": 3}),
+    ("gecko_10_threads_3_lanes", lambda: gecko_threads(10), ("repair", "lanes_capped"), {"max_lanes_read": 3}),
     ("gecko_10_nested_process_threads_3_lanes", lambda: gecko_nested_threads(10), ("repair", "lanes_capped"),
-     {"max_lanes": 3}),
-    ("chrome_v8_10_profiles_3_lanes", lambda: chrome_v8_profiles(10), ("repair", "lanes_capped"), {"max_lanes": 3}),
+     {"max_lanes_read": 3}),
+    ("chrome_v8_10_profiles_3_lanes", lambda: chrome_v8_profiles(10), ("repair", "lanes_capped"), {"max_lanes_read": 3}),
     ("chrome_v8_6000_profiles", lambda: chrome_v8_profiles(6000), ("repair", "lanes_capped"), {}),
     ("pyspy_10_threads_3_lanes", lambda: b"".join(pyspy_thread(str(k)) for k in range(10, 20)),
-     ("repair", "collapsed_lanes"), {"max_lanes": 3}),
+     ("repair", "collapsed_lanes"), {"max_lanes_read": 3}),
     # issue 78 cases 1 and 3: pstats
     ("pstats_largest_float", pstats_largest_float, r"no function takes time .*past 1e\+15 s", {}),
     ("pstats_one_huge_root", pstats_one_huge_root, ("repair", "pstats_number"), {}),

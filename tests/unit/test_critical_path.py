@@ -251,3 +251,125 @@ def test_names():
 def test_bad_input():
     with pytest.raises(TypeError, match="needs a Trace"):
         critical_path("run.json")
+
+
+def _real(path):
+    import tracevis3d
+
+    t = tracevis3d.load(str(path))
+    return t, critical_path(t)
+
+
+@pytest.mark.parametrize("name", ["recorded/py-spy", "recorded/uftrace", "recorded/chromium", "perfetto"])
+def test_tiles_the_run_on_recorded_formats(name):
+    """The covering property on real recordings of other tools (each folder's files that load)."""
+    import tracevis3d
+
+    folder = FORMATS / name
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith((".md", ".py", ".txt")))
+    seen = 0
+    for p in files[:4]:
+        try:
+            t = tracevis3d.load(str(p))
+        except (tracevis3d.TraceError, ValueError):
+            continue
+        if not len(t):
+            continue
+        assert_tiles(critical_path(t))
+        seen += 1
+    if not seen:
+        pytest.skip(f"no trace of {name} loads here")
+
+
+def test_the_pipeline_recording():
+    """examples/threads_pipeline.py recorded (tests/data/critical_path): the path ends on
+    MainThread (it verifies the files last), reaches every kind of hand-off the program makes
+    (a thread's start, a lock or condition, the executor's SimpleQueue, a join) and names the
+    signing (``pbkdf2_hmac``) and the writer's slow disk (``time.sleep``, waiting with no known
+    waker) as where the time went."""
+    from tracevis3d.analysis.critical_path import HANDOFF_KINDS
+
+    t, cp = _real(CP_DATA / "threads_pipeline.json.gz")
+    assert_tiles(cp)
+    names = t.thread_names
+    assert names[cp.thread[-1]] == "MainThread"
+    kinds = {HANDOFF_KINDS[k] for k in cp.handoff_kind[cp.handoffs]}
+    assert {"thread start", "sync object", "queue (by type)", "join"} <= kinds, kinds
+    fs = cp.by_function()
+    top = {t.function_names[f].split(" (")[0] for f in np.argsort(-fs)[:3]}
+    assert {"_hashlib.pbkdf2_hmac", "time.sleep"} <= top, top
+    sleep = t.function_names.index("time.sleep")
+    assert set(cp.why[(cp.call >= 0) & (t.func[np.maximum(cp.call, 0)] == sleep)].tolist()) == {WAITING}
+    text = cp.summary()
+    assert "of the wall time on MainThread" in text and "pbkdf2_hmac" in text
+
+
+def test_realdata_viztracer_multithread(realdata):
+    t, cp = _real(realdata / "viztracer-examples" / "multithread.json")
+    assert_tiles(cp)
+    from tracevis3d.analysis.critical_path import HANDOFF_KINDS
+
+    assert [HANDOFF_KINDS[k] for k in cp.handoff_kind[cp.handoffs]] == ["thread start", "join"]
+
+
+@pytest.mark.parametrize("name", ["control", "test"])
+def test_realdata_pytorch_pair(realdata, name):
+    """PyTorch profiler traces: the profiler's own span is left out, the path tiles the run and
+    takes CPU → GPU launches (flows) and GPU → CPU synchronisations."""
+    from tracevis3d.analysis.critical_path_handoffs import HK_DEVICE
+
+    t, cp = _real(realdata / "hta-trace-diff" / f"{name}.json.gz")
+    assert_tiles(cp)
+    assert "PyTorch Profiler" not in {t.thread_names[k] for k in cp.threads}
+    kinds = set(cp.handoff_kind[cp.handoffs].tolist())
+    assert HK_FLOW in kinds and HK_DEVICE in kinds
+
+
+def test_end_walks_back_from_a_chosen_point():
+    t = random_sync_trace(7, threads=3)
+    whole = critical_path(t)
+    mid = 0.5 * (whole.t_first + whole.t_last)
+    cp = critical_path(t, end=(1, mid))
+    assert cp.t_last == mid and cp.thread[-1] == 1
+    assert_tiles(cp)
+    with pytest.raises(ValueError, match="not a chosen thread"):
+        critical_path(t, end=(1, whole.t_last + 1e6))
+
+
+def test_flags_and_params():
+    """--critical-path on both commands (off by default), from the one declaration."""
+    from tracevis3d.cli import make_parser
+    from tracevis3d.cli.common import view_params
+
+    for cmd, view in (("render-icicle", "icicle"), ("render-threads", "threads")):
+        on = view_params(view, make_parser().parse_args([cmd, "t.json", "-o", "x.png", "--critical-path"]))
+        off = view_params(view, make_parser().parse_args([cmd, "t.json", "-o", "x.png"]))
+        assert on.critical_path is True and off.critical_path is False
+        assert type(on).from_dict(on.to_dict()).critical_path is True
+
+
+def test_layouts_light_the_path():
+    """The icicle and the thread view with the path on: its ribbon and hand-off arcs as tubes
+    (one arc per hand-off shown), the calls off it pale, its shares in the legend; off: none
+    of it (the figure as before)."""
+    import tracevis3d
+    from tracevis3d.layout.critical_path import PATH_MATERIAL, path_of
+    from tracevis3d.layout.icicle import icicle_layout
+    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.layout.threads import threads_layout
+    from tracevis3d.layout.threads_params import ThreadsParams
+
+    t = tracevis3d.load(str(CP_DATA / "threads_pipeline.json.gz"))
+    cp = path_of(t)
+    for spec, arcs in ((icicle_layout(t, IcicleParams(critical_path=True, resolution=(960, 540))), cp.handoffs.size),
+                       (threads_layout(t, ThreadsParams(critical_path=True, resolution=(960, 540))), None)):
+        by = {lay.name: lay for lay in spec.layers}
+        assert "critical_path" in by and PATH_MATERIAL in by["critical_path"].materials
+        assert (by["critical_path"].attributes["path_part"] == 1).any()  # thick: where it runs
+        if arcs is not None:
+            assert len(by["critical_path_handoffs"]) == arcs
+        assert any(x.startswith("critical path:") for x in spec.labels.texts)
+        assert any("pale: not on the critical path" in x for x in spec.labels.texts)
+    plain = icicle_layout(t, IcicleParams(resolution=(960, 540)))
+    assert not any("critical" in lay.name for lay in plain.layers)
+    assert not any("critical path" in x for x in plain.labels.texts)

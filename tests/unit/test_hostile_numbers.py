@@ -1,6 +1,6 @@
 """Issue 78's reader cases (tests/support/hostile_numbers.py): numbers from a file read as ASCII
 digits of bounded length in range (`tracevis3d.filenumbers`), lanes capped at
-``Limits.max_lanes``, a cProfile dump whose times reach the largest float, and nested code
+``Limits.max_lanes_read``, a cProfile dump whose times reach the largest float, and nested code
 objects read in linear time.  Each case: a one-line `TraceFormatError` naming the file, or a
 checked trace; none a traceback, none a hang."""
 from __future__ import annotations
@@ -102,7 +102,7 @@ def test_a_time_past_the_limit_is_zero_and_named(tmp_path):
     assert t.meta["pstats_root_total_s"] == pytest.approx(2.0)
 
 
-# ----------------------------------------------------------------------------- lanes past max_lanes
+# ----------------------------------------------------------------------------- lanes past max_lanes_read
 def _perf_uneven(n_threads: int) -> bytes:
     """Thread k (tid 100 + k) samples 1 + (7k mod 5) times, on stacks that differ by thread."""
     ev = []
@@ -131,15 +131,15 @@ def test_perf_threads_past_the_cap_are_one_lane_as_the_builder_merges_them(tmp_p
 
     p = tmp_path / "t.perf.txt"
     p.write_bytes(_perf_uneven(12))
-    t = tracevis3d.load(p, warn=False, max_lanes=4)
+    t = tracevis3d.load(p, warn=False, max_lanes_read=4)
     assert t.thread_names[-1] == lanes.OTHER_LANES and t.n_threads == 4
     counts = [1 + (7 * k) % 5 for k in range(12)]
     kept = sorted(sorted(range(12), key=lambda k: (-counts[k], k))[:3])
     assert t.thread_tid.tolist()[:3] == [100 + k for k in kept]
     assert t.meta["n_samples"] == sum(counts)
-    assert t.meta["repairs"]["lanes_capped"]["count"] == 9 and "max_lanes" in t.meta["repairs"]["lanes_capped"]["action"]
+    assert t.meta["repairs"]["lanes_capped"]["count"] == 9 and "max_lanes_read" in t.meta["repairs"]["lanes_capped"]["action"]
     monkeypatch.setattr(perf_script, "cap_lane_ids", lambda order, nl, sl, lim, rep, what="threads": (order, nl, sl))
-    u = tracevis3d.load(p, warn=False, max_lanes=4)
+    u = tracevis3d.load(p, warn=False, max_lanes_read=4)
     _same_trace(t, u)
     assert u.meta["repairs"]["lanes_capped"]["count"] == 9
 
@@ -173,7 +173,7 @@ def _speedscope_many(unit: str, n: int) -> bytes:
 
 @pytest.mark.parametrize("unit", ["milliseconds", "none"])
 def test_speedscope_profiles_past_the_cap_read_together_as_the_builder_merges_them(unit, tmp_path, monkeypatch):
-    """speedscope reads the sampled profiles past max_lanes in one pass (`_sampled_rest`), the
+    """speedscope reads the sampled profiles past max_lanes_read in one pass (`_sampled_rest`), the
     evented ones in another (`_evented_rest`): the same trace as reading each and merging them
     as the builder merges lanes (`lanes.merge_profiles`), on the clock (each profile's samples
     from its own startValue) and merged."""
@@ -185,13 +185,13 @@ def test_speedscope_profiles_past_the_cap_read_together_as_the_builder_merges_th
     for name in ("_sampled_rest", "_evented_rest"):  # both batches read (none fell back to one by one)
         real = getattr(speedscope, name)
         monkeypatch.setattr(speedscope, name, lambda *a, real=real, **k: made.append(real(*a, **k)) or made[-1])
-    t = tracevis3d.load(p, warn=False, max_lanes=5)
+    t = tracevis3d.load(p, warn=False, max_lanes_read=5)
     assert len(made) == 2 and all(x is not None for x in made), made
     assert t.n_threads == 5 and t.thread_names[-1] == lanes.OTHER_LANES
     assert t.meta["repairs"]["lanes_capped"]["count"] == 36
     monkeypatch.setattr(speedscope, "_sampled_rest", lambda *a, **k: None)
     monkeypatch.setattr(speedscope, "_evented_rest", lambda *a, **k: None)
-    u = tracevis3d.load(p, warn=False, max_lanes=5)
+    u = tracevis3d.load(p, warn=False, max_lanes_read=5)
     assert u.meta["repairs"]["lanes_capped"]["count"] == 36
     if unit == "none":
         _same_trace(t, u)
@@ -202,7 +202,7 @@ def test_speedscope_profiles_past_the_cap_read_together_as_the_builder_merges_th
 
 
 def test_gecko_threads_past_the_cap_are_left_out_unread(tmp_path):
-    """A Gecko profile of more threads than max_lanes: the threads of the most samples are
+    """A Gecko profile of more threads than max_lanes_read: the threads of the most samples are
     read, the others left out (reading each costs its own tables), the repair names the cap."""
     import json
 
@@ -211,18 +211,18 @@ def test_gecko_threads_past_the_cap_are_left_out_unread(tmp_path):
         th["samples"]["data"] = [[2, float(j)] for j in range(1 + (5 * k) % 4)]
     p = tmp_path / "g.json"
     p.write_text(json.dumps(doc))
-    t = tracevis3d.load(p, warn=False, max_lanes=3)
+    t = tracevis3d.load(p, warn=False, max_lanes_read=3)
     counts = [1 + (5 * k) % 4 for k in range(6)]
     kept = sorted(sorted(range(6), key=lambda k: (-counts[k], k))[:3])
     assert t.thread_names == [f"T{k}" for k in kept]
     r = t.meta["repairs"]["lanes_capped"]
-    assert r["count"] == 3 and "max_lanes" in r["action"] and f"({sum(counts) - sum(counts[k] for k in kept)} samples)" \
+    assert r["count"] == 3 and "max_lanes_read" in r["action"] and f"({sum(counts) - sum(counts[k] for k in kept)} samples)" \
         in r["action"]
 
 
 @pytest.mark.parametrize("merged", [False, True])
 def test_the_builder_merges_the_lightest_profiles_into_one_lane(merged):
-    """`stacks.timed_trace` and `merged_trace` keep max_lanes - 1 profiles (the most samples, or
+    """`stacks.timed_trace` and `merged_trace` keep max_lanes_read - 1 profiles (the most samples, or
     in a merged trace the most weight) and merge the rest into "other threads": every sample is
     still there, the merged trace's weight is the same, parents and stacks out of range in a
     merged profile are taken as the builder takes them."""
@@ -243,7 +243,7 @@ def test_the_builder_merges_the_lightest_profiles_into_one_lane(merged):
             sample_time=None if merged else np.arange(n) * 10.0 + k, sample_weight=np.full(n, 1.0 + k), tid=k + 1))
     build = stacks.merged_trace if merged else stacks.timed_trace
     kw = dict(unit="samples") if merged else {}
-    lim = Limits(max_lanes=3)
+    lim = Limits(max_lanes_read=3)
     t = build(frames, profiles, source="x", fmt="t", limits=lim, input_bytes=1000, warn=False, **kw)
     assert t.thread_names[-1] == lanes.OTHER_LANES and t.n_threads == 3
     assert t.meta["repairs"]["lanes_capped"]["count"] == 5

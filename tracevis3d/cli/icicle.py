@@ -40,6 +40,12 @@ def render_icicle(args) -> str:
         _progress(0.6, f"detail inset: {ins['caption']}, {ins['new_functions']} more functions named")
     elif m.get("inset_note"):
         _progress(0.6, f"no detail inset: {m['inset_note']}")
+    if params.critical_path:  # the path's shares as text too (computed once, by the build)
+        import sys
+
+        from ..layout.critical_path import path_of
+
+        sys.stderr.write(path_of(trace).summary() + "\n")
     return _render_and_save(args, scene, out, save)
 
 

@@ -55,6 +55,10 @@ def render_threads(args) -> str:
         sys.stderr.write(f"{PROG}: note: {m['no_waits']}; {NO_WAITS_MEANS}\n")
     if args.summary:
         sys.stderr.write(sync.summary() + "\n")
+    if params.critical_path:  # the path's shares as text too (computed once, by the build)
+        from ..layout.critical_path import path_of
+
+        sys.stderr.write(path_of(trace, sync).summary() + "\n")
     _fill_scene_settings(scene, "threads")
     return _render_and_save(args, scene, out, save)
 

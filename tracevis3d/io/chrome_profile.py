@@ -94,7 +94,7 @@ REPAIRS = {
                       "it): left out",
     "samples_unread": "a 'samples'/'stackFrames' beside the events that could not be read: left them out (the "
                       "events load)",
-    "lanes_capped": "V8 profiles past max_lanes (max_lanes= to allow more): those of the fewest samples merged "
+    "lanes_capped": "V8 profiles past max_lanes_read (max_lanes_read= to allow more): those of the fewest samples merged "
                     "into one lane",
 }
 #: stacks.timed_trace's repair codes → the Chrome reader's (`chrome.REPAIRS`) for the same repair
@@ -557,8 +557,8 @@ def profile_trace(profiles: list, *, source: str, limits, input_bytes: int, kind
     reps = [(code, c, row) for code, (c, row) in counts.items.items()]
     if not stacks:
         return None, [], reps
-    if len(stacks) > limits.max_lanes:  # past it, the profiles of the fewest samples are one lane
-        keep = kept_lanes(np.array([ln[2] for ln in lanes], np.float64), limits.max_lanes - 1).tolist()
+    if len(stacks) > limits.max_lanes_read:  # past it, the profiles of the fewest samples are one lane
+        keep = kept_lanes(np.array([ln[2] for ln in lanes], np.float64), limits.max_lanes_read - 1).tolist()
         rest = [s for s, k in zip(stacks, keep) if not k]
         n_rest = sum(ln[2] for ln, k in zip(lanes, keep) if not k)
         stacks = [s for s, k in zip(stacks, keep) if k] + [merge_profiles(rest, source)]

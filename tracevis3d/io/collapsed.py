@@ -49,7 +49,7 @@ __all__ = ["load_collapsed", "text_buffer", "Repairs", "frame_table", "decode_sp
 
 #: lanes beyond ``limits.max_lanes`` (this by default) are not made: the thread frames stay
 #: frames (a file of a million distinct "thread (...)" frames would otherwise cost a profile each)
-MAX_LANES = DEFAULT_LIMITS.max_lanes
+MAX_LANES_READ = DEFAULT_LIMITS.max_lanes
 
 _LANE_FRAME = re.compile(r'^(?:process ([0-9]+):|thread \((0x[0-9A-Fa-f]+|[0-9]+)\))')
 #: Austin's process and thread frames (``P4242``; ``T0:4243``, ``T7f3a2b4c5700``)
@@ -275,7 +275,7 @@ def _lane_frame(fr: str, austin: bool):
 
 
 def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default_name: str, rep: Repairs,
-           austin: bool = False, max_lanes: int = MAX_LANES) -> list:
+           austin: bool = False, max_lanes: int = MAX_LANES_READ) -> list:
     """The stack profiles of the file: one per thread told by py-spy's (or, with ``austin``,
     Austin's) leading process and thread frames, else one."""
     from ..kernels.textscan import peel_lanes

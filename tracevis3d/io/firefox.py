@@ -26,8 +26,8 @@ Every thread (of every process) is its own lane, named as the file names it ("Ge
 sampling interval, ``meta.interval``).  Frames are functions: a processed file's ``funcTable``
 entries (name, file, line), a Gecko location parsed into name, file and line (told apart by the
 whole location, as speedscope does).  Markers become instants on their thread, at their start
-(an interval's end marker at its end).  A thread list longer than ``limits.max_lanes`` is read
-for its max_lanes threads of the most samples; the others are left out unread (each thread's
+(an interval's end marker at its end).  A thread list longer than ``limits.max_lanes_read`` is read
+for its max_lanes_read threads of the most samples; the others are left out unread (each thread's
 tables cost their own reading), a repair ``lanes_capped`` that names the cap and counts them.
 
 JavaScript only (``js_only=``): speedscope keeps only the script frames of a Firefox profile
@@ -92,7 +92,7 @@ def load_firefox(data, *, source: str = "<firefox>", limits=None, kind_rules=Non
     doc = need_dict((parse_json_columns if processed else parse_json)(data, source), source, "the document")
     inner = doc.get("profile")
     frames = KeyedFrames(lim.max_name_chars)
-    left_out: list = []  # (threads, left out, their samples) of each thread list past max_lanes
+    left_out: list = []  # (threads, left out, their samples) of each thread list past max_lanes_read
     if isinstance(inner, dict) and ("threads" in inner or "meta" in inner):
         kind, fmt = "DevTools export", "gecko"
         lanes, meta_in = _gecko_lanes(inner, "profile.", frames, source, lim, left_out)
@@ -140,14 +140,14 @@ def load_firefox(data, *, source: str = "<firefox>", limits=None, kind_rules=Non
         trace = add_instants(trace, np.concatenate(ts), list(names), np.concatenate(nid), np.concatenate(th))
     if left_out:
         note_repair(trace, "lanes_capped", sum(k for _, k, _ in left_out), "threads",
-                    f"more than {lim.max_lanes} threads ({left_out[0][0]}; max_lanes=): the "
+                    f"more than {lim.max_lanes_read} threads ({left_out[0][0]}; max_lanes_read=): the "
                     f"{sum(k for _, k, _ in left_out)} of the fewest samples ({sum(s for _, _, s in left_out)} "
                     f"samples) left out unread", source, warn)
     return trace
 
 
 def _threads_read(threads: list, lim, left_out: list) -> list:
-    """The indices of ``threads`` to read (`lanes.lanes_to_read`: past max_lanes, those of the
+    """The indices of ``threads`` to read (`lanes.lanes_to_read`: past max_lanes_read, those of the
     most samples; 20,000 threads read took 6 s)."""
     return lanes_to_read(threads, _thread_samples, lim, left_out)
 

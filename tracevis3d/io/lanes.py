@@ -1,8 +1,8 @@
-"""Lanes past ``limits.max_lanes``: which are kept, and the others merged into one.
+"""Lanes past ``limits.max_lanes_read``: which are kept, and the others merged into one.
 
 Every lane (a thread, a profile) a reader makes costs its own tables, in the reader and in
 `stacks.timed_trace`/`merged_trace`: 200,000 perf script threads of one event each took 13 s,
-100,000 speedscope profiles 10 s.  So at most ``limits.max_lanes`` lanes are made: the heaviest
+100,000 speedscope profiles 10 s.  So at most ``limits.max_lanes_read`` lanes are made: the heaviest
 (`kept_lanes`: the most samples, or in a merged trace the most weight) keep theirs, the others
 are one lane `OTHER_LANES` (`merge_profiles`), repair ``lanes_capped`` naming the cap
 (`lanes_capped_action`).  The builder applies it to any list of profiles (`cap_profiles`); a
@@ -24,13 +24,13 @@ from ..model import TraceFormatError, TraceWarning
 __all__ = ["OTHER_LANES", "kept_lanes", "lanes_capped_action", "cap_lane_ids", "cap_profiles", "merge_profiles",
            "lanes_to_read", "note_repair"]
 
-#: the lane that holds the threads (profiles) past ``limits.max_lanes``
+#: the lane that holds the threads (profiles) past ``limits.max_lanes_read``
 OTHER_LANES = "other threads"
 
 
-def lanes_capped_action(what: str, n: int, n_merged: int, max_lanes: int) -> str:
+def lanes_capped_action(what: str, n: int, n_merged: int, max_lanes_read: int) -> str:
     """The repair ``lanes_capped``'s action: the cap, and how many lanes it merged."""
-    return (f"more than {max_lanes} {what} ({n}; max_lanes=): the {n_merged} lightest merged into one lane "
+    return (f"more than {max_lanes_read} {what} ({n}; max_lanes_read=): the {n_merged} lightest merged into one lane "
             f"'{OTHER_LANES}'")
 
 
@@ -44,13 +44,13 @@ def kept_lanes(weight: np.ndarray, n_keep: int) -> np.ndarray:
 
 
 def lanes_to_read(items: list, weight_of, limits, left_out: list) -> list:
-    """The indices of the lanes ``items`` a reader reads: all up to ``limits.max_lanes``; past it
-    the max_lanes heaviest by ``weight_of(item)``, the others left unread and counted in
+    """The indices of the lanes ``items`` a reader reads: all up to ``limits.max_lanes_read``; past it
+    the max_lanes_read heaviest by ``weight_of(item)``, the others left unread and counted in
     ``left_out`` as (lanes, left out, their weight)."""
-    if len(items) <= limits.max_lanes:
+    if len(items) <= limits.max_lanes_read:
         return list(range(len(items)))
     w = np.fromiter(map(weight_of, items), np.float64, len(items))
-    keep = kept_lanes(w, limits.max_lanes)
+    keep = kept_lanes(w, limits.max_lanes_read)
     left_out.append((len(items), int((~keep).sum()), int(w[~keep & np.isfinite(w)].sum())))
     return np.flatnonzero(keep).tolist()
 
@@ -66,21 +66,21 @@ def note_repair(trace, code: str, count: int, first: str, action: str, source: s
 
 
 def cap_lane_ids(order: list, node_lane: np.ndarray, sample_lane: np.ndarray, limits, rep, what: str = "threads"):
-    """At most ``limits.max_lanes`` of the lanes ``order`` (lane ids 0..len(order)-1), for a
+    """At most ``limits.max_lanes_read`` of the lanes ``order`` (lane ids 0..len(order)-1), for a
     reader that splits one stack table into lanes (``node_lane``, ``sample_lane``: each node's
     and sample's lane): past it, the lanes of the most samples keep theirs and the rest become
     one lane, id ``len(order)`` (named `OTHER_LANES`; their nodes keep their parents, each
     thread's stacks stay whole in it), with the repair ``lanes_capped`` added to ``rep``.
     Returns (lanes, node_lane, sample_lane), as given when nothing is capped."""
     n = len(order)
-    if n <= int(limits.max_lanes):
+    if n <= int(limits.max_lanes_read):
         return order, node_lane, sample_lane
     counts = np.bincount(sample_lane[sample_lane >= 0], minlength=n)[:n].astype(np.float64)
-    keep = kept_lanes(counts, int(limits.max_lanes) - 1)
+    keep = kept_lanes(counts, int(limits.max_lanes_read) - 1)
     lane_map = np.where(keep, np.arange(n), n).astype(np.int64)
     lane_map = np.append(lane_map, -1)  # index -1 (no lane) stays -1
     rep.add("lanes_capped", int(n - keep.sum()), "the whole file", lanes_capped_action(what, n, int(n - keep.sum()),
-                                                                          int(limits.max_lanes)))
+                                                                          int(limits.max_lanes_read)))
     return [order[k] for k in np.flatnonzero(keep).tolist()] + [n], lane_map[node_lane], lane_map[sample_lane]
 
 
@@ -95,14 +95,14 @@ def _lane_weight(p, merged: bool) -> float:
 
 
 def cap_profiles(profiles: list, limits, rep, merged: bool, source: str = "<profile>") -> list:
-    """``profiles`` with at most ``limits.max_lanes`` lanes: past it the heaviest (samples, or
+    """``profiles`` with at most ``limits.max_lanes_read`` lanes: past it the heaviest (samples, or
     in a ``merged`` trace their weight) are kept in their order and the others are merged,
     last, into one profile `OTHER_LANES` (repair ``lanes_capped``): their stack tables one
     after another (each stack's parent and each sample's stack moved by the tables before it;
     one out of range stays out of range, for `_stack_forest` and `_samples` to count), their samples in
     time order (without times, laid end to end by weight; at one time, empty samples first, then
     in the profiles' order)."""
-    m = int(limits.max_lanes)
+    m = int(limits.max_lanes_read)
     if len(profiles) <= m:
         return profiles
     weight = np.fromiter((_lane_weight(p, merged) for p in profiles), np.float64, len(profiles))
@@ -114,7 +114,7 @@ def cap_profiles(profiles: list, limits, rep, merged: bool, source: str = "<prof
 
 def merge_profiles(rest: list, source: str):
     """One profile `OTHER_LANES` of the stacks and samples of the profiles ``rest`` (as
-    `cap_profiles` merges the lanes past max_lanes)."""
+    `cap_profiles` merges the lanes past max_lanes_read)."""
     parents, frames_, stacks, times, weights = [], [], [], [], []
     timed = any(p.sample_time is not None for p in rest)
     has_w = any(p.sample_weight is not None for p in rest)

@@ -79,10 +79,10 @@ class Limits:
     #: bounds the walk's work to max_callgraph_nodes × this many edges
     max_callees_per_function: int = 1024
     #: lanes (threads, profiles) of a sampled or aggregated profile: past it the heaviest
-    #: max_lanes - 1 are kept and the rest merged into one lane "other threads" (repair
+    #: max_lanes_read - 1 are kept and the rest merged into one lane "other threads" (repair
     #: ``lanes_capped``); each lane costs its own tables, and 200,000 threads of one sample
     #: each took 13 s (collapsed stacks: past it, one lane, the thread frames kept as frames)
-    max_lanes: int = 4096
+    max_lanes_read: int = 4096
 
     def events_for_compressed(self, compressed_bytes: int) -> int:
         """The event limit for an input that was ``compressed_bytes`` long on disk."""

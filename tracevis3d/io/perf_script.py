@@ -90,7 +90,7 @@ def load_perf_script(data, *, source: str = "<bytes>", limits=None, kind_rules=N
     frames = frame_table(names, lim, files=dsos)
     # lanes: threads in order of first appearance (their ids are)
     order = list(range(len(comms)))
-    order, n_thread, s_thread = cap_lane_ids(order, n_thread, s_thread, lim, rep)  # past max_lanes: one lane
+    order, n_thread, s_thread = cap_lane_ids(order, n_thread, s_thread, lim, rep)  # past max_lanes_read: one lane
     tables = lane_tables(order, n_thread, n_parent, n_frame, s_thread, s_node)
     main_comm = {int(p): c for c, p, t in zip(comms, t_pid.tolist(), t_tid.tolist()) if p >= 0 and p == t}
     profiles = []

@@ -27,7 +27,7 @@ with nothing open, values going backwards, negative weights, frame indices out o
 Frames still open at the end (``incomplete-trace.json``: speedscope refuses it) are closed at
 ``endValue``, a repair that is counted and warned.
 
-More profiles than ``limits.max_lanes``: the max_lanes - 1 of the most samples (or events) are
+More profiles than ``limits.max_lanes_read``: the max_lanes_read - 1 of the most samples (or events) are
 lanes of their own, the others one lane "other threads" (repair ``lanes_capped``); sampled ones
 are read together in C-level passes (`_sampled_rest`), each profile's samples from its own
 ``startValue``, so 100,000 profiles cost what their samples cost, not 100,000 readings.
@@ -85,10 +85,10 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
     group = doc.get("name") if isinstance(doc.get("name"), str) else ""
     unclosed = []
     n_read = len(keep)
-    rest = []  # past max_lanes: the profiles of the fewest samples (or events), one lane `OTHER_LANES`
-    if len(keep) > lim.max_lanes:
+    rest = []  # past max_lanes_read: the profiles of the fewest samples (or events), one lane `OTHER_LANES`
+    if len(keep) > lim.max_lanes_read:
         mask = kept_lanes(np.fromiter((_n_samples(profiles[i]) for i in keep), np.float64, len(keep)),
-                          lim.max_lanes - 1)
+                          lim.max_lanes_read - 1)
         rest = [i for i, k in zip(keep, mask.tolist()) if not k]
         keep = [i for i, k in zip(keep, mask.tolist()) if k]
 
@@ -133,7 +133,7 @@ def load_speedscope(data, *, source: str = "<speedscope>", limits=None, kind_rul
         trace.meta.setdefault("skipped", {})["profiles of another unit"] = skipped
     if rest:
         _repair(trace, "lanes_capped", len(rest), "profiles", lanes_capped_action("profiles", len(keep) + len(rest),
-                                                                                  len(rest), lim.max_lanes), source, warn)
+                                                                                  len(rest), lim.max_lanes_read), source, warn)
     if unclosed:
         _repair(trace, "unclosed_frames", sum(n for _, n in unclosed), unclosed[0][0],
                 "frames still open at the end of the events: closed at endValue", source, warn)
@@ -168,14 +168,14 @@ def _starts_ends(profiles: list, ids: list, units: list, source: str, lim) -> tu
 
 
 def _n_samples(p: dict) -> int:
-    """How many samples (or events) a profile holds: the lanes past max_lanes are those of the fewest."""
+    """How many samples (or events) a profile holds: the lanes past max_lanes_read are those of the fewest."""
     s = p.get("samples") if p.get("type") == "sampled" else p.get("events")
     return len(s) if isinstance(s, list) else 0
 
 
 def _evented_rest(profiles: list, rest: list, units: list, n_frames: int, timed: bool, source: str, lim,
                   sl) -> StackProfile | None:
-    """The evented profiles ``rest`` (past max_lanes) read as one lane in C-level passes over
+    """The evented profiles ``rest`` (past max_lanes_read) read as one lane in C-level passes over
     their events together: what `_evented` makes of each, merged as `lanes.merge_profiles`
     merges them.  Only when each profile's events are as speedscope asks and balanced (every
     frame it opens, it closes): else None, and the caller reads them one by one."""
@@ -224,7 +224,7 @@ def _evented_rest(profiles: list, rest: list, units: list, n_frames: int, timed:
 
 def _sampled_rest(profiles: list, rest: list, units: list, n_frames: int, timed: bool, source: str, lim,
                   sl) -> StackProfile | None:
-    """The sampled profiles ``rest`` (past max_lanes) read as one lane `OTHER_LANES`, in C-level
+    """The sampled profiles ``rest`` (past max_lanes_read) read as one lane `OTHER_LANES`, in C-level
     passes over their samples together (a profile at a time would cost each its own tables:
     100,000 profiles took 10 s): the stacks of all, each sample as long as its weight, each
     profile's samples end to end from its own startValue (in a merged trace only the weights

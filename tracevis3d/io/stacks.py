@@ -24,7 +24,7 @@ file into `FrameTable` + `StackProfile`; this module makes the calls, the same w
 Bounds: calls ≤ ``limits.sample_calls(input bytes)`` (each sample may open a whole stack);
 stack depth ≤ ``limits.max_stack_depth`` (deeper chains are cut, a cycle in a parent table is
 cut where it closes: both counted as repairs); times past ``limits.max_abs_time`` are left out
-with a repair; lanes ≤ ``limits.max_lanes`` (`lanes.cap_profiles`: the heaviest kept, the rest
+with a repair; lanes ≤ ``limits.max_lanes_read`` (`lanes.cap_profiles`: the heaviest kept, the rest
 one lane "other threads", repair ``lanes_capped``).  Memory: a few arrays of the samples' and stacks' length.
 """
 from __future__ import annotations
