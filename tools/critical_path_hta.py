@@ -111,7 +111,8 @@ def hta_clip(trace, t0: float, t1: float):
 
 
 def hta_launch_rule(clip):
-    """The clip with only the flows HTA takes as launch edges: a kernel is woken by its launch
+    """The clip as HTA models it: device synchronisations are no waits (no GPU → CPU edge
+    without CUDA sync events), and only the flows HTA takes as launch edges remain: a kernel is woken by its launch
     when no other work was queued on its stream behind it by the time it started (HTA's
     ``queue_length == 0`` at the kernel; the launch after the stream's previous work ended is
     the rule both share)."""
@@ -127,6 +128,13 @@ def hta_launch_rule(clip):
     out = clip.subset()  # a copy with every call
     out.flow_id, out.flow_from, out.flow_to, out.flow_cat = (clip.flow_id[keep], f[keep], g[keep],
                                                             clip.flow_cat[keep])
+    # without CUDA sync events (these traces have none: HTA warns) HTA has no GPU → CPU edge: its
+    # blocking runtime calls weigh 0 and the path stays on the CPU; ours would take the device sync
+    from tracevis3d.analysis.critical_path_handoffs import is_device_sync
+    from tracevis3d.model import KIND_OTHER
+
+    syncs = np.array([is_device_sync(n) for n in out.function_names], bool)
+    out.kind = np.where(syncs[out.func], KIND_OTHER, out.kind).astype(np.uint8)
     return out
 
 
@@ -170,7 +178,7 @@ def compare_step(trace, hta: dict, offset: float) -> dict:
     # HTA's path is the heaviest one, not the one that ends last: walk back from where it ends
     end = (theirs[-1][0], theirs[-1][2])
     cp = critical_path(clip, end=end)
-    like = critical_path(hta_launch_rule(clip), end=end)  # HTA's launch edges only
+    like = critical_path(hta_launch_rule(clip), end=end)  # HTA's launch edges, no device syncs
     a = max(cp.t_first, theirs[0][1])
     b = min(cp.t_last, theirs[-1][2])
     times = np.linspace(a, b, 200001)[:-1]
@@ -222,19 +230,48 @@ def describe(trace, r: dict) -> list:
         ("step", r["step"]),
         ("HTA path", names(r["theirs"])),
         ("our path from HTA's end", names(ours)),
-        ("our path from HTA's end, HTA's launch rule", names(pieces(r["like"]))),
+        ("our path from HTA's end, HTA's model", names(pieces(r["like"]))),
         ("our path from the step's end", names(pieces(r["whole"]))),
         ("HTA span", f"{(r['hta_span'][0]) / 1e3:.3f} – {r['hta_span'][1] / 1e3:.3f} ms"),
         ("our span", f"{r['ours_span'][0] / 1e3:.3f} – {r['ours_span'][1] / 1e3:.3f} ms"),
-        ("same thread as HTA (our rules / HTA's launch rule)",
+        ("same thread as HTA (our rules / HTA's model)",
          f"{100 * r['agree']:.1f} % / {100 * r['agree_like']:.1f} %"),
         ("HTA hand-offs", ", ".join(f"{trace.thread_names[a].strip()}→{trace.thread_names[b].strip()} "
                                     f"{(tb - ta):.0f} µs at {ta / 1e3:.3f} ms ({t.replace('critical_path_', '')})"
                                     for a, b, ta, tb, t in r["their_hand"]) or "none"),
         ("our hand-offs", hand_text(r["ours_hand"])),
-        ("our hand-offs, HTA's launch rule", hand_text(r["like_hand"])),
+        ("our hand-offs, HTA's model", hand_text(r["like_hand"])),
         ("HTA edge weights", ", ".join(f"{k.replace('critical_path_', '')} {v / 1e3:.1f} ms" for k, v in types.items())),
     ]
+
+
+def same_handoffs(r: dict, tol_us: float = 1.0) -> bool:
+    """HTA's hand-offs and ours under HTA's model: the same threads, in the same order, each
+    released within ``tol_us`` of HTA's."""
+    theirs = [(a, b, ta) for a, b, ta, _tb, _t in r["their_hand"]]
+    ours = [(a, b, ta) for a, b, ta, _tb, _k in r["like_hand"]]
+    return len(theirs) == len(ours) and all(x[:2] == y[:2] and abs(x[2] - y[2]) <= tol_us
+                                            for x, y in zip(theirs, ours))
+
+
+def summary_row(trace, name: str, r: dict) -> str:
+    def threads(pieces):
+        out = []
+        for k, _a, _b in pieces:
+            nm = trace.thread_names[k].strip().replace("thread ", "").replace(" (python3.8)", "") if k >= 0 else "?"
+            if not out or out[-1] != nm:
+                out.append(nm)
+        return " → ".join(out)
+
+    def pieces(cp):
+        from tracevis3d.analysis.critical_path import HANDOFF
+
+        on = cp.why != HANDOFF
+        return list(zip(cp.thread[on].tolist(), cp.start[on].tolist(), cp.end[on].tolist()))
+
+    return (f"| {name} {r['step']} | {threads(r['theirs'])} | {threads(pieces(r['cp']))} | "
+            f"{threads(pieces(r['like']))} | {100 * r['agree']:.0f} % / {100 * r['agree_like']:.0f} % | "
+            f"{'yes' if same_handoffs(r) else 'no'} |")
 
 
 def main(argv=None) -> int:
@@ -243,20 +280,27 @@ def main(argv=None) -> int:
     ap.add_argument("--hta-python", required=True, help="the python of a venv with HolisticTraceAnalysis")
     ap.add_argument("--steps", type=int, nargs="+", default=[0])
     ap.add_argument("--keep", help="a folder where HTA's answers are kept (read back when there)")
+    ap.add_argument("--detail", action="store_true", help="a table per step as well")
     args = ap.parse_args(argv)
     import tracevis3d
 
     trace = tracevis3d.load(args.trace)
     names = np.array(trace.function_names, object)[trace.func]
     steps = np.flatnonzero(np.char.startswith(names.astype(str), "ProfilerStep"))
+    rows = []
     for s in args.steps:
         hta = run_hta(args.hta_python, args.trace, s, args.keep)
         mine = steps[[i for i in range(steps.size) if names[steps[i]] == hta["step_name"]][0]]
         offset = float(trace.start[mine]) - hta["step_ts"]
         r = compare_step(trace, hta, offset)
-        print(f"\n| {os.path.basename(args.trace)} | |\n|---|---|")
-        for k, v in describe(trace, r):
-            print(f"| {k} | {v} |")
+        if args.detail:
+            print(f"\n| {os.path.basename(args.trace)} | |\n|---|---|")
+            for k, v in describe(trace, r):
+                print(f"| {k} | {v} |")
+        rows.append(summary_row(trace, os.path.basename(args.trace).split(".")[0], r))
+    print("\n| step | HTA's path | ours, from HTA's end | ours, HTA's model | same thread as HTA (ours / HTA's model) "
+          "| hand-offs as HTA's (HTA's model) |\n|---|---|---|---|---|---|")
+    print("\n".join(rows))
     return 0
 
 
