@@ -10,6 +10,9 @@ thread inside it, ``meta["sync_pairs"]``), then
   pairs, dur_w/r/o, pair totals); checked: every true pair is found;
 - ``layout``: `threads_layout` at 1920x1080 (ring, clusters, curves, icicle wall);
 - ``build``: `write_scene_spec` into Blender (the bpy module, headless);
+- ``path``: `tracevis3d.critical_path` on that analysis (the hand-offs it reuses, the walk
+  back from the end, the segments split at every innermost call: `analysis.critical_path`),
+  beside ``sync`` (``path/sync``); goal at 10^6 calls and 8 threads: ≤ 2 s;
 - ``sweep`` vs ``brute``: the correspondence kernel against the brute force (all wait ×
   release pairs of each object, a numba twin) on the same (call, object) lists, in the same
   run (the brute force only up to ``--brute-max`` waits x releases per object in all).
@@ -75,6 +78,13 @@ def run(n: int, threads: int, blender: bool, brute_max: float) -> dict:
     row["true_pairs"] = len(truth)
     row["true_found"] = int(sum((int(a) * len(tr) + int(b)) in found for a, b in truth))
     row["corr"], row["handoffs"] = len(sync), int(sync.primary.sum())
+    from tracevis3d.analysis.critical_path import critical_path
+
+    t = time.perf_counter()
+    cp = critical_path(tr, sync)
+    row["path_s"] = time.perf_counter() - t
+    row["path_segs"], row["path_hand"] = len(cp), int(cp.handoffs.size)
+    del cp
     t = time.perf_counter()
     spec = threads_layout(tr, ThreadsParams(), sync)
     row["layout_s"] = time.perf_counter() - t
@@ -175,14 +185,15 @@ def main(argv=None) -> int:
         return 0
     # warm the kernels on a small trace (compilation is not what we measure)
     run(20_000, 4, not args.no_blender, 1e9)
-    cols = ("calls", "threads", "synth_s", "sync_s", "layout_s", "build_s", "end_to_end_s", "corr", "handoffs",
-            "true_pairs", "true_found", "sectors", "curves", "sweep_s", "brute_s", "rss_gb")
-    print(" | ".join(f"{c:>12}" for c in cols + ("brute/sweep",)))
+    cols = ("calls", "threads", "synth_s", "sync_s", "path_s", "layout_s", "build_s", "end_to_end_s", "corr",
+            "handoffs", "path_segs", "path_hand", "true_pairs", "true_found", "sectors", "curves", "sweep_s", "brute_s",
+            "rss_gb")
+    print(" | ".join(f"{c:>12}" for c in cols + ("path/sync", "brute/sweep",)))
     for n in (int(s) for s in args.sizes.split(",")):
         r = run(n, args.threads, not args.no_blender, args.brute_max)
         ratio = r["brute_s"] / max(r["sweep_s"], 1e-9) if "brute_s" in r else float("nan")
         cells = [f"{r[c]:>12.2f}" if isinstance(r.get(c), float) else f"{r.get(c, '-'):>12}" for c in cols]
-        print(" | ".join(cells + [f"{ratio:>12.1f}"]), flush=True)
+        print(" | ".join(cells + [f"{r['path_s'] / max(r['sync_s'], 1e-9):>12.2f}", f"{ratio:>12.1f}"]), flush=True)
     return 0
 
 
