@@ -47,9 +47,9 @@ from .stacks import FrameTable, StackProfile, gc_paused, merged_trace, source_na
 
 __all__ = ["load_collapsed", "text_buffer", "Repairs", "frame_table", "decode_spans", "lane_tables"]
 
-#: lanes beyond ``limits.max_lanes`` (this by default) are not made: the thread frames stay
+#: lanes beyond ``limits.max_lanes_read`` (this by default) are not made: the thread frames stay
 #: frames (a file of a million distinct "thread (...)" frames would otherwise cost a profile each)
-MAX_LANES_READ = DEFAULT_LIMITS.max_lanes
+MAX_LANES_READ = DEFAULT_LIMITS.max_lanes_read
 
 _LANE_FRAME = re.compile(r'^(?:process ([0-9]+):|thread \((0x[0-9A-Fa-f]+|[0-9]+)\))')
 #: Austin's process and thread frames (``P4242``; ``T0:4243``, ``T7f3a2b4c5700``)
@@ -275,7 +275,7 @@ def _lane_frame(fr: str, austin: bool):
 
 
 def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default_name: str, rep: Repairs,
-           austin: bool = False, max_lanes: int = MAX_LANES_READ) -> list:
+           austin: bool = False, max_lanes_read: int = MAX_LANES_READ) -> list:
     """The stack profiles of the file: one per thread told by py-spy's (or, with ``austin``,
     Austin's) leading process and thread frames, else one."""
     from ..kernels.textscan import peel_lanes
@@ -300,9 +300,9 @@ def _lanes(names: list, node_parent, node_frame, line_node, line_weight, default
     keys = np.unique(lane[lane != -2])
     if not keys.size:  # every frame is a thread frame: no stack to show
         return []
-    if keys.size > max_lanes:
+    if keys.size > max_lanes_read:
         rep.add("collapsed_lanes", int(keys.size), "the whole file",
-                f"more than {max_lanes} threads (max_lanes=): one lane, the thread frames kept as frames")
+                f"more than {max_lanes_read} threads (max_lanes_read=): one lane, the thread frames kept as frames")
         return one
     # each lane's thread: its chain of lane frames, outermost first; lanes of one (pid, tid)
     # are one (py-spy names a thread once Python knows its name: "thread (7)", then
@@ -388,7 +388,7 @@ def _load_collapsed(data, source: str, limits, kind_rules, warn: bool):
         raise TraceFormatError(f"{source}: {what} a collapsed stack 'frame;frame;... count'{first}")
     names = decode_spans(buf, f_off, f_len, lambda k: f"line {int(f_line[k])}", rep)
     profiles = _lanes(names, node_parent, node_frame, line_node, line_weight, source_name(source), rep, austin,
-                      int(lim.max_lanes))
+                      int(lim.max_lanes_read))
     frames = frame_table(names, lim)
     meta = {"collapsed_lines": int(line_node.size), "encoding": encoding,
             "skipped": {"collapsed_line": n_invalid} if n_invalid else {}}
