@@ -201,7 +201,8 @@ def warm_threads(trace, _other=None) -> None:
     from .layout.threads import threads_layout
     from .layout.threads_params import ThreadsParams
 
-    spec = threads_layout(trace, ThreadsParams(resolution=(320, 180)), synchronisation(trace))
+    # the critical path on: its kernels too (`kernels.critical_path`)
+    spec = threads_layout(trace, ThreadsParams(resolution=(320, 180), critical_path=True), synchronisation(trace))
     for lay in spec.layers:
         if type(lay).__name__ == "SectorLayer" and len(lay):
             a, r, h = (np.ascontiguousarray(x, np.float64) for x in (lay.angles, lay.radii, lay.heights))
