@@ -175,16 +175,17 @@ def synchronisation(trace: Trace, **options: Any) -> Synchronisation:
     return _sync(trace, **options)
 
 
-def critical_path(trace: Trace, sync: Synchronisation | None = None, threads=None) -> "CriticalPath":
+def critical_path(trace: Trace, sync: Synchronisation | None = None, threads=None, end=None) -> "CriticalPath":
     """Why did it take this long: the path that set the wall time, walked back from the end of
     the run across the hand-offs between threads (`tracevis3d.analysis.critical_path`);
     segments (``thread``, ``start``, ``end``, ``call``, ``why``) tile the run, ``.summary()``
     gives the share of the wall time per thread and function.  ``sync`` reuses a
-    `synchronisation` of the trace."""
+    `synchronisation` of the trace; ``threads`` limits the threads it may take; ``end``
+    ((thread, time)) walks back from there instead of the run's end."""
     _kernels_ready()
     from .analysis.critical_path import critical_path as _critical_path
 
-    return _critical_path(trace, sync=sync, threads=threads)
+    return _critical_path(trace, sync=sync, threads=threads, end=end)
 
 
 def hierarchy(trace: Trace) -> "Hierarchy":

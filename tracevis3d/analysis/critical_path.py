@@ -139,9 +139,11 @@ def path_threads(trace: Trace, threads=None) -> np.ndarray:
     return has
 
 
-def critical_path(trace: Trace, sync=None, threads=None) -> CriticalPath:
+def critical_path(trace: Trace, sync=None, threads=None, end=None) -> CriticalPath:
     """The critical path of ``trace`` (see the module docstring); ``sync`` reuses a
-    `Synchronisation` of it; ``threads`` the threads it may take (default: `path_threads`)."""
+    `Synchronisation` of it; ``threads`` the threads it may take (default: `path_threads`);
+    ``end``: (thread, time) to walk back from (default: the thread whose last call ends last,
+    at that end): the path then covers [T0, time]."""
     from ..kernels.critical_path import backward_walk, innermost_timeline, split_pieces
     from .critical_path_handoffs import woken_intervals
     from .synchronisation import synchronisation
@@ -160,8 +162,15 @@ def critical_path(trace: Trace, sync=None, threads=None) -> CriticalPath:
     hi = np.where(ok, ranges[:, 1], ranges[:, 0]).astype(np.int64)  # threads left out: no calls
     timeline = innermost_timeline(trace.start, trace.end, lo, hi, t0, t1)
     iv = woken_intervals(trace, sync, ok, t0, timeline)
-    ends = np.where(on, trace.end, -np.inf)
-    end_thread = int(trace.thread[int(np.argmax(ends))])  # the first of the threads that end last
+    if end is None:
+        ends = np.where(on, trace.end, -np.inf)
+        end_thread = int(trace.thread[int(np.argmax(ends))])  # the first of the threads that end last
+    else:
+        end_thread = int(trace._resolve_threads(end[0])[0])
+        t1 = float(end[1])
+        if not ok[end_thread] or not t0 <= t1 <= float(trace.end[on].max()):
+            raise ValueError(f"critical_path: end {end!r} is not a chosen thread at a time in "
+                             f"[{t0}, {float(trace.end[on].max())}]")
     pieces = backward_walk(iv["ptr"], iv["we"], iv["tr"], iv["from"], end_thread, t0, t1)
     s_t, s_a, s_b, s_c, s_h = split_pieces(*pieces, *timeline)
     cp = _segments(trace, iv, s_t, s_a, s_b, s_c, s_h, t0, t1, ok, end_thread)
