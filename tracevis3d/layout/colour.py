@@ -305,7 +305,7 @@ def _other_keys(trace, idx, slot, other_slot, ft, mode) -> np.ndarray:
 def _legend_from_slots(slot, view_area, names) -> list:
     # each slot's area and whether it is used, `COLOUR_CHUNK` calls at a time (`np.add.at`
     # adds in call order: the sums `np.bincount` gives)
-    w = np.zeros(max(len(names), int(slot.max(initial=-1)) + 1))
+    w = np.zeros(max(len(names), int(slot.max()) + 1 if slot.size else 0))  # numpy 2: no -1 in a uint8 max
     present = np.zeros(w.size, np.bool_)
     for a in range(0, slot.size, COLOUR_CHUNK):
         s = slice(a, a + COLOUR_CHUNK)
