@@ -76,8 +76,9 @@ def Profile():
 
 def naive_pprof(Profile, data: bytes, sample_type=None) -> tuple:
     """(set of (path, start, end), x unit) from google.protobuf's decoding, speedscope's reading
-    (last line's function; frame = name, file, start line) and this reader's naming of a
-    location without a function by its address."""
+    (frame = name, file, start line) widened as pprof reads a location: each of its lines whose
+    function is known is a frame, the last the caller of the others (inlined calls); and this
+    reader's naming of a location without a function by its address."""
     p = Profile()
     p.ParseFromString(data)
     st = p.string_table
@@ -94,16 +95,16 @@ def naive_pprof(Profile, data: bytes, sample_type=None) -> tuple:
     maps = {m.id: st[m.filename] for m in p.mapping}
     order: dict = {}
     loc_frame = {}
-    for loc in p.location:
-        if loc.line and loc.line[-1].function_id in funcs:
-            key = funcs[loc.line[-1].function_id]
-        else:
-            key = (f"0x{loc.address:x}", maps.get(loc.mapping_id, ""), -1)
-        order.setdefault(key, len(order))
-        loc_frame[loc.id] = key
+    for loc in p.location:  # every line whose function is known a frame, innermost first (inlined calls)
+        keys = [funcs[line.function_id] for line in loc.line if line.function_id in funcs]
+        if not keys:
+            keys = [(f"0x{loc.address:x}", maps.get(loc.mapping_id, ""), -1)]
+        for key in keys:
+            order.setdefault(key, len(order))
+        loc_frame[loc.id] = keys
     stacks = []
     for s in p.sample:
-        path = tuple(loc_frame[i][0] for i in reversed(s.location_id) if i in loc_frame)
+        path = tuple(key[0] for i in reversed(s.location_id) if i in loc_frame for key in reversed(loc_frame[i]))
         w = float(s.value[idx]) if len(s.value) > idx else 0.0
         stacks.append((path, w * scale if scale else w))
     name_order = {}

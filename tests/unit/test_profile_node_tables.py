@@ -1,6 +1,6 @@
 """The vectorised steps of the pprof and V8 profile readers against brute-force twins: a
-location id's frame (`pprof._frame_of_ids`: one table and one gather when ids are dense, a
-search when they are not), a profile's (owner, child) pairs (`chrome_profile._child_pairs`),
+location id's location (`pprof._locations_of_ids`: one table when ids are dense, a search when
+they are not, as the sample kernel finds them), a profile's (owner, child) pairs (`chrome_profile._child_pairs`),
 and the nodes of a profile as `_add_nodes` reads them (every odd form of a field)."""
 from __future__ import annotations
 
@@ -10,20 +10,20 @@ import numpy as np
 import pytest
 
 from tracevis3d.io import chrome_profile as cp
-from tracevis3d.io.pprof import _frame_of_ids
+from tracevis3d.io.pprof import _locations_of_ids
 
 
-def _frame_of_ids_twin(ids, frame, wanted):
-    """The frame of the last location with each wanted id, -1 when none has it: a dict."""
+def _locations_of_ids_twin(ids, wanted):
+    """The last location with each wanted id, -1 when none has it: a dict."""
     of = {}
     for k, i in enumerate(ids.tolist()):
-        of[i] = int(frame[k])
+        of[i] = k
     return np.array([of.get(w, -1) for w in wanted.tolist()], np.int64)
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("seed", range(12))
-def test_frame_of_ids_matches_its_twin(seed):
+def test_locations_of_ids_match_their_twin(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 50))
     if seed % 3 == 0:  # dense: Go numbers locations 1..n
@@ -32,12 +32,11 @@ def test_frame_of_ids_matches_its_twin(seed):
         ids = rng.integers(0, 2 ** 63, n, dtype=np.uint64)
     else:  # dense with repeats (the last location of an id wins)
         ids = rng.integers(0, max(n, 1) + 3, n).astype(np.uint64)
-    frame = rng.integers(0, 1000, n).astype(np.int64)
     pool = np.concatenate([ids, np.array([0, 1, 2 ** 64 - 1, 2 ** 63, n + 5000], np.uint64)])
     wanted = pool[rng.integers(0, pool.size, 300)] if pool.size else np.zeros(0, np.uint64)
-    got = _frame_of_ids(ids, frame, wanted)
+    got = _locations_of_ids(ids, wanted)
     assert got.dtype == np.int64
-    np.testing.assert_array_equal(got, _frame_of_ids_twin(ids, frame, wanted))
+    np.testing.assert_array_equal(got, _locations_of_ids_twin(ids, wanted))
 
 
 def _child_pairs_twin(owners, kid_lists):

@@ -51,12 +51,12 @@ _TIME_UNITS = {"nanoseconds": 1e-3, "microseconds": 1.0, "milliseconds": 1e3, "s
 class _Msg:
     """The fields of many messages of one type, as `protowire.scan_fields` rows."""
 
-    def __init__(self, buf, starts, ends, source: str, what: str):
+    def __init__(self, buf, starts, ends, source: str, what: str, rows=None):
         from ..kernels.protowire import MESSAGES, OK, scan_fields
 
         self.buf = buf
         self.n = int(starts.size)
-        code, at, self.owner, self.num, self.wt, self.val, self.ln = scan_fields(
+        code, at, self.owner, self.num, self.wt, self.val, self.ln = rows if rows is not None else scan_fields(
             buf, np.asarray(starts, np.int64), np.asarray(ends, np.int64))
         if code != OK:
             raise TraceFormatError(f"{source}: byte {int(at)}: {MESSAGES[int(code)]} (in {what})")
@@ -105,22 +105,66 @@ def _index_of(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return np.where(u[k] == wanted, pos[k], -1)
 
 
-def _frame_of_ids(ids: np.ndarray, frame: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """``frame`` of the location of each id of ``wanted`` (-1 where no location has it; the last
-    of equal ids): one table indexed by id and one gather when the ids are dense (Go numbers
-    them 1..n), else `_index_of`."""
-    if ids.size and wanted.size:
-        top = int(ids.max())
-        if top <= 4 * ids.size + 1024:
-            rev = np.arange(ids.size - 1, -1, -1)
-            u, first = np.unique(ids[rev], return_index=True)  # (the last location of each id)
-            table = np.full(top + 2, -1, np.int64)  # (the last slot: every id past top)
-            table[u.astype(np.int64)] = frame[rev[first]]
-            if int(wanted.max()) > top:
-                wanted = np.minimum(wanted, np.uint64(top + 1))
-            return table[wanted.view(np.int64)]
-    at = _index_of(ids, wanted)
-    return np.where(at >= 0, frame[np.maximum(at, 0)] if frame.size else -1, -1)
+def _location_table(ids: np.ndarray) -> tuple:
+    """(id_table, u_ids, u_loc): how `kernels.pprof_scan` finds the location of an id (the last
+    location of equal ids).  Dense ids (Go numbers locations 1..n): ``id_table[id]`` is the
+    location, its last slot standing for every id past the others; else the sorted distinct ids
+    and the location of each, searched."""
+    e = np.zeros(0, np.int64)
+    if not ids.size:
+        return e, np.zeros(0, np.uint64), e
+    rev = np.arange(ids.size - 1, -1, -1)
+    u, first = np.unique(ids[rev], return_index=True)  # (the last location of each id)
+    pos = rev[first].astype(np.int64)
+    top = int(u[-1])
+    if top <= 4 * ids.size + 1024:
+        table = np.full(top + 2, -1, np.int64)  # (the last slot: every id past top)
+        table[u.astype(np.int64)] = pos
+        return table, np.zeros(0, np.uint64), e
+    return e, u.astype(np.uint64), pos
+
+
+def _locations_of_ids(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The location (index into ``ids``) of each id of ``wanted``, -1 where no location has it
+    (the last of equal ids): `_location_table` and the kernel's search, as the reader finds them."""
+    from ..kernels.pprof_fields import locations_of
+
+    return locations_of(np.asarray(wanted, np.uint64), *_location_table(np.asarray(ids, np.uint64)))
+
+
+def _location_frames(loc_id, l_owner, line_fn, fn_id, fn_kid, bare_key, rep) -> tuple:
+    """Each location's frames as key numbers, innermost first: (loc_ptr, flat keys).  A location
+    with several lines holds inlined calls, the first line the innermost, the last the function
+    they were inlined into (profile.proto): each line whose function is known is a frame.  A
+    location without such a line is one frame, its address (``bare_key(locations)``: their key
+    numbers).  ``l_owner``/``line_fn``: each line's location (ascending, as the lines are read)
+    and function id; ``loc_id``: each location's id."""
+    loc_n = int(loc_id.size)
+    f_at = np.where(line_fn > 0, _index_of(fn_id, line_fn), -1) if line_fn.size else np.zeros(0, np.int64)
+    known = f_at >= 0
+    n_known = np.bincount(l_owner[known], minlength=loc_n) if loc_n else np.zeros(0, np.int64)
+    bad_line = (line_fn > 0) & ~known
+    bad_loc = np.zeros(loc_n, bool)
+    bad_loc[l_owner[bad_line]] = True
+    lost = bad_line & (n_known[l_owner] > 0) if loc_n else bad_line
+    bad_loc &= n_known == 0
+    rep.add("pprof_function_id", int(bad_loc.sum()), f"location id {int(loc_id[bad_loc][0]) if bad_loc.any() else 0}",
+            "a line's function id that no function has: the location named by its address")
+    rep.add("pprof_line_function", int(lost.sum()), f"location id {int(loc_id[l_owner[lost][0]]) if lost.any() else 0}",
+            "an inlined line's function id that no function has: that frame left out")
+    width = np.maximum(n_known, 1)
+    loc_ptr = np.zeros(loc_n + 1, np.int64)
+    np.cumsum(width, out=loc_ptr[1:])
+    flat = np.empty(int(loc_ptr[-1]), np.int64)
+    rows = np.flatnonzero(known)
+    if rows.size:
+        own = l_owner[rows]
+        rank = np.arange(rows.size) - np.searchsorted(own, own, "left")
+        flat[loc_ptr[own] + rank] = fn_kid[f_at[rows]]
+    bare = np.flatnonzero(n_known == 0)
+    if bare.size:
+        flat[loc_ptr[bare]] = bare_key(bare)
+    return loc_ptr, flat
 
 
 def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, warn: bool = True,
@@ -128,7 +172,8 @@ def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, w
     """Load a pprof profile (``data``: its bytes, gzip inflated) as one merged trace (module
     docstring).  ``sample_type``: the sample type shown, by type name or index."""
     from ..kernels.gamma import process_hash_seed
-    from ..kernels.protowire import stacks_from_lists
+    from ..kernels.pprof_fields import profile_fields
+    from ..kernels.pprof_scan import sample_stacks
 
     lim = limits if limits is not None else DEFAULT_LIMITS
     rep = Repairs()
@@ -136,7 +181,12 @@ def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, w
     n_input = int(buf.size)
     if not n_input:
         raise TraceFormatError(f"{source}: empty: not a pprof profile")
-    top = _Msg(buf, np.zeros(1, np.int64), np.full(1, n_input, np.int64), source, "the Profile")
+    if not buf.flags.c_contiguous:
+        buf = np.ascontiguousarray(buf)
+    # the top level's fields but the samples (read later, straight into the stack trie)
+    code, at, *rows, n_samples = profile_fields(buf)
+    top = _Msg(buf, np.zeros(1, np.int64), np.full(1, n_input, np.int64), source, "the Profile",
+               rows=(code, at, *rows))
 
     # strings: decoded when asked for
     _, s_off, s_len = top.spans(6)
@@ -190,37 +240,25 @@ def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, w
     mp = sub(3, "a mapping")
     mp_id = mp.scalar(1)
     mp_file = [string(x) for x in mp.scalar(5).tolist()]
-    # locations: the function of the last line, else the address
+    # locations: each line a frame (inlined calls innermost first), else the address
     loc = sub(4, "a location")
     loc_id = loc.scalar(1)
     loc_map = loc.scalar(2)
     loc_addr = loc.scalar(3)
     l_owner, l_off, l_len = loc.spans(4)
     lines = _Msg(buf, l_off, l_off + l_len, source, "a location's line")
-    line_fn = lines.scalar(1)
-    last_line = np.full(loc.n, -1, np.int64)
-    if l_owner.size:
-        rev = np.arange(l_owner.size - 1, -1, -1)
-        u, first = np.unique(l_owner[rev], return_index=True)
-        last_line[u] = rev[first]
-    has_line = last_line >= 0
-    want_fn = np.where(has_line, line_fn[np.maximum(last_line, 0)] if l_owner.size else 0, 0).astype(np.uint64)
-    f_at = np.where(want_fn > 0, _index_of(fn_id, want_fn), -1)
-    bad_fn = (want_fn > 0) & (f_at < 0)
-    rep.add("pprof_function_id", int(bad_fn.sum()), f"location id {int(loc_id[bad_fn][0]) if bad_fn.any() else 0}",
-            "a line's function id that no function has: the location named by its address")
     # frames: one per distinct (name, file, start line), and per distinct unsymbolized (address, file),
-    # numbered in the order of the first location that has them; Python touches each distinct key
+    # numbered in the order of the first location (and line) that has them; Python touches each distinct key
     m_at = _index_of(mp_id, loc_map)
     keys: dict = {}  # key → its number here (the order keys are met, not yet the frames')
     fn_kid = np.array([keys.setdefault((name or "(unknown)", file, line), len(keys)) for name, file, line in fn_key],
                       np.int64)
-    loc_kid = np.where(f_at >= 0, fn_kid[np.maximum(f_at, 0)] if fn_kid.size else -1, -1)
-    bare = np.flatnonzero(f_at < 0)
-    if bare.size:
-        ma = m_at[bare]
-        loc_kid[bare] = [keys.setdefault((f"0x{a:x}", mp_file[m] if m >= 0 else "", -1), len(keys))
-                         for a, m in zip(loc_addr[bare].tolist(), ma.tolist())]
+
+    def bare_key(bare):
+        return [keys.setdefault((f"0x{a:x}", mp_file[m] if m >= 0 else "", -1), len(keys))
+                for a, m in zip(loc_addr[bare].tolist(), m_at[bare].tolist())]
+
+    loc_ptr, loc_kid = _location_frames(loc_id, l_owner, lines.scalar(1), fn_id, fn_kid, bare_key, rep)
     frame_of_key = np.full(len(keys), -1, np.int64)
     names, files, flines = [], [], []
     if loc.n:
@@ -233,32 +271,28 @@ def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, w
             names.append(name)
             files.append(file)
             flines.append(line if 0 <= line < 2 ** 31 - 1 else -1)
-    loc_frame = frame_of_key[loc_kid] if loc.n else np.zeros(0, np.int64)
+    loc_frames = frame_of_key[loc_kid] if loc.n else np.zeros(0, np.int64)
 
-    # samples
-    sm = sub(2, "a sample")
-    l_ptr, l_ids = sm.repeated(1, source, "a sample's location_id")
-    v_ptr, v_vals = sm.repeated(2, source, "a sample's value")
-    frames_flat = _frame_of_ids(loc_id, loc_frame, l_ids)
-    rep.add("pprof_location_id", int(np.count_nonzero(frames_flat < 0)), "a sample",
-            "a location id that no location has: frame left out")
-    n_vals = np.diff(v_ptr)
-    short = n_vals <= idx
-    rep.add("pprof_values", int(short.sum()), f"sample {int(np.flatnonzero(short)[0]) if short.any() else 0}",
+    # samples: decoded into the trie of frame paths in one walk (a malformed one: read again the
+    # slower way, which names it)
+    res = sample_stacks(buf, *_location_table(loc_id), loc_ptr, loc_frames, idx, process_hash_seed(),
+                        int(lim.max_stack_depth))
+    if res[0] != 0:
+        _sample_error(buf, source, res)
+    _, _, node_parent, node_frame, sample_node, value, n_deep, n_miss, n_short, first_short = res
+    rep.add("pprof_location_id", int(n_miss), "a sample", "a location id that no location has: frame left out")
+    rep.add("pprof_values", int(n_short), f"sample {int(first_short) if n_short else 0}",
             f"a sample with fewer values than its {len(types)} sample types: weight 0")
-    weight = np.where(short, 0, v_vals[np.minimum(v_ptr[:-1] + idx, max(v_vals.size - 1, 0))] if v_vals.size else 0)
-    weight = weight.astype(np.uint64).view(np.int64).astype(np.float64)
+    weight = value.view(np.int64).astype(np.float64)
     if scale is not None:
         weight = weight * scale
-    node_parent, node_frame, sample_node, n_deep = stacks_from_lists(l_ptr, frames_flat, process_hash_seed(),
-                                                                     int(lim.max_stack_depth))
     rep.add("stack_deep", int(n_deep), "a sample", f"a stack deeper than {lim.max_stack_depth} frames: its leaf "
                                                    f"side cut (max_stack_depth= to allow more)")
-    if not sm.n:
+    if not n_samples:
         raise TraceFormatError(f"{source}: a pprof profile without samples: nothing to show")
     frames = frame_table(names, lim, files=files, lines=flines)
     profile = StackProfile(thread_name=source_name(source), stack_parent=node_parent, stack_frame=node_frame,
-                           sample_stack=sample_node, sample_weight=weight)
+                           sample_stack=sample_node, sample_weight=weight, distinct_paths=True)
     period_type = sub(11, "the period_type")
     meta = {"pprof_sample_types": [f"{t}/{u}" for t, u in zip(types, units)],
             "pprof_sample_type": f"{types[idx]}/{unit}",
@@ -270,3 +304,17 @@ def load_pprof(data, *, source: str = "<bytes>", limits=None, kind_rules=None, w
     trace = merged_trace(frames, [profile], unit=x_unit, source=source, fmt="pprof", limits=lim, input_bytes=n_input,
                          kind_rules=kind_rules, meta=meta, warn=warn)
     return rep.apply(trace, source, warn)
+
+
+def _sample_error(buf, source: str, res) -> None:
+    """Raise the error of a malformed sample as the field-by-field reading names it (`_Msg`:
+    every sample's fields, then their location ids, then their values), or, should that reading
+    find none, as the kernel found it."""
+    from ..kernels.protowire import MESSAGES
+
+    top = _Msg(buf, np.zeros(1, np.int64), np.full(1, buf.size, np.int64), source, "the Profile")
+    _, off, ln = top.spans(2)
+    sm = _Msg(buf, off, off + ln, source, "a sample")
+    sm.repeated(1, source, "a sample's location_id")
+    sm.repeated(2, source, "a sample's value")
+    raise TraceFormatError(f"{source}: byte {int(res[1])}: {MESSAGES[int(res[0])]} (in a sample)")

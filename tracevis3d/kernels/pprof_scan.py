@@ -1,0 +1,333 @@
+"""pprof's ``Profile`` message read in two walks of its bytes (`tracevis3d.io.pprof`): the fields
+of the top level except the samples (`pprof_fields.profile_fields`), then every ``Sample`` decoded straight
+into the trie of frame paths (`sample_stacks`).
+
+The wire format is protobuf's (https://protobuf.dev/programming-guides/encoding/), checked as
+`tracevis3d.kernels.protowire` checks it (the same error codes; on any error the caller reads the
+file again the slower way, which names it).  What is fused here: a sample's packed
+``location_id`` list is decoded, each id mapped to its location's frames (one location holds
+several frames when it records inlined calls), and the frames walked into the trie in the same
+loop; the ``value`` list is decoded for the one value shown.  No list of every sample's ids is
+ever made.
+
+Two caches keep repeated stacks cheap (profilers that do not aggregate write the same stack many
+times; Go aggregates, and its stacks share long root sides):
+
+- a sample whose message bytes equal an earlier sample's takes that one's leaf and value
+  without reading its fields (keyed hash of the bytes, every hit compared byte by byte in its
+  table row or with a copy kept in an arena: `textscan._to_arena`);
+- a frame list equal to an earlier one takes its leaf (as `protowire.stacks_from_lists`), and a
+  new list is walked only from where it leaves the previous walked list's root side.
+
+Node numbering is by first appearance in the samples' order, whatever the caches hit: a cache
+hit is always a list whose walk would add no node.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .pprof_fields import _sample_fields, _sample_frames, _varint
+from .protowire import OK, _mix
+from .textscan import _FNV_BASIS, _WORD_MASK, _grow_i64, _grow_u64, _same_in_arena, _to_arena, load_u64, span_hash
+
+__all__ = ["sample_stacks"]
+
+
+#: the message table's row (`sample_stacks`): 16 int64 (two cache lines): hash, arena offset (-1:
+#: an empty slot), length, leaf, value, misses | short << 32, then the first `_INLINE` bytes of the
+#: message (a longer one is compared with its copy in the arena)
+_ROW = 16
+_KEY = 6
+_INLINE = 8 * (_ROW - _KEY)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word(buf, p, end):
+    """The bytes ``buf[p:min(p + 8, end)]`` as a little-endian word (zero past ``end``)."""
+    n = end - p
+    if n >= 8:
+        return load_u64(buf, p)
+    if p + 8 <= buf.shape[0]:
+        return load_u64(buf, p) & _WORD_MASK[n]
+    w = np.uint64(0)
+    for x in range(n):
+        w |= np.uint64(buf[p + x]) << np.uint64(8 * x)
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same_key(rows, slot, arena, buf, a, b):
+    """Whether the key of row ``slot`` (`sample_stacks`' messages) is ``buf[a:b]`` (its length
+    already equal): compared in the row when it is short, else with its copy in ``arena``."""
+    if b - a > _INLINE:
+        return _same_in_arena(arena, rows[slot, 1], buf, a, b - a)
+    for k in range(0, b - a, 8):
+        if rows[slot, _KEY + k // 8] != np.int64(_word(buf, a + k, b)):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table):
+    """The trie leaf of the frame list ``fl[:nf]`` (leaf first; entries -1 left out; its root
+    side kept past ``max_depth``), its nodes added where new, the root side it shares with the
+    previous walked list (``prev_f``, ``prev_node``: its frames and nodes, root first) not looked
+    up again.  Returns (leaf, 1 when cut at ``max_depth`` else 0, the scratch and previous
+    lists, the trie's arrays, count and table)."""
+    d = 0
+    for k in range(nf - 1, -1, -1):
+        if fl[k] >= 0:
+            if d == rf.shape[0]:
+                rf = _grow_i64(rf, d + 1)
+            rf[d] = fl[k]
+            d += 1
+    deep = 0
+    if d > max_depth:
+        deep = 1
+        d = max_depth
+    if d > prev_f.shape[0]:
+        prev_f = _grow_i64(prev_f, d)
+        prev_node = _grow_i64(prev_node, d)
+    r = 0
+    while r < d and r < prev_d and rf[r] == prev_f[r]:
+        r += 1
+    parent = prev_node[r - 1] if r > 0 else np.int64(-1)
+    for k in range(r, d):
+        fr = rf[k]
+        h = _mix((np.uint64(parent + 1) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(fr) + np.uint64(seed)))
+        mask = np.uint64(table.shape[0] - 1)
+        slot = h & mask
+        node = np.int64(-1)
+        while True:
+            g = table[slot]
+            if g < 0:
+                break
+            if n_parent[g] == parent and n_frame[g] == fr:
+                node = g
+                break
+            slot = (slot + np.uint64(1)) & mask
+        if node < 0:
+            if nn == n_parent.shape[0]:
+                n_parent = _grow_i64(n_parent, nn + 1)
+                n_frame = _grow_i64(n_frame, nn + 1)
+                n_hash = _grow_u64(n_hash, nn + 1)
+            n_parent[nn] = parent
+            n_frame[nn] = fr
+            n_hash[nn] = h
+            table[slot] = nn
+            node = nn
+            nn += 1
+            if 2 * nn > table.shape[0]:
+                table = _regrow(n_hash, nn, table.shape[0])
+        parent = node
+        prev_f[k] = fr
+        prev_node[k] = node
+    return parent, deep, rf, prev_f, prev_node, d, n_parent, n_frame, n_hash, nn, table
+
+
+@njit(cache=True, nogil=True)
+def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index, seed, max_depth):
+    """Every ``Sample`` (field 2) of the ``Profile`` message ``buf`` (whose top level
+    `profile_fields` checked) into the trie of frame paths, in one walk of their bytes.
+
+    A sample's stack is its ``location_id`` list (leaf first) with each location expanded to
+    its frames ``loc_frames[loc_ptr[k]:loc_ptr[k+1]]`` (innermost first: a location that holds
+    inlined calls is several frames), read from the root: ``id_table``/``u_ids``/``u_loc`` map
+    an id to its location (`_location_of`); an id of no location is left out of the stack (and
+    counted).  Lists of more than ``max_depth`` frames keep their root side (counted once per
+    distinct list, as `protowire.stacks_from_lists` counts them, whose trie this is: the same
+    nodes, numbered by first appearance, parents first).
+
+    Returns (code, error offset, node_parent, node_frame, sample_node, value, n_deep, n_miss,
+    n_short, first_short): the value at ``value_index`` per sample (0 where it has fewer
+    values: counted in n_short, the first such sample's index in first_short), the ids of no
+    location in n_miss (every occurrence).  On a malformed sample: its error code and offset,
+    the arrays empty."""
+    end = buf.shape[0]
+    basis = _FNV_BASIS ^ np.uint64(seed)
+    e0 = np.zeros(0, np.int64)
+    # the trie
+    n_parent = np.empty(1024, np.int64)
+    n_frame = np.empty(1024, np.int64)
+    n_hash = np.empty(1024, np.uint64)
+    table = np.full(4096, -1, np.int64)
+    nn = 0
+    # samples
+    s_node = np.empty(1024, np.int64)
+    s_value = np.empty(1024, np.uint64)
+    ns = 0
+    # byte-equal messages: open addressing, a row a slot (`_ROW`); their bytes copied into the arena,
+    # which stays in cache where the file's far bytes do not
+    b_arena = np.zeros(1 << 16, np.uint8)
+    b_used = 0
+    b_rows = np.full((4096, _ROW), -1, np.int64)
+    nb = 0
+    # frame-equal lists: their frames in an arena, (start, length, leaf)
+    l_arena = np.empty(4096, np.int64)
+    l_used = 0
+    l_start = np.empty(1024, np.int64)
+    l_len = np.empty(1024, np.int64)
+    l_leaf = np.empty(1024, np.int64)
+    l_hash = np.empty(1024, np.uint64)
+    l_table = np.full(4096, -1, np.int64)
+    nl = 0
+    # the current list (leaf first), its frames root first (the -1 entries left out), the
+    # previous walked list's root-first frames and nodes
+    fl = np.empty(256, np.int64)
+    rf = np.empty(256, np.int64)
+    prev_f = np.empty(256, np.int64)
+    prev_node = np.empty(256, np.int64)
+    prev_d = 0
+    n_deep = 0
+    n_miss = 0
+    n_short = 0
+    first_short = np.int64(-1)
+    i = 0
+    while i < end:
+        tag, i = _varint(buf, i, end)
+        f = tag >> np.uint64(3)
+        w = tag & np.uint64(7)
+        if not (f == 2 and w == 2):
+            if w == 0:
+                _, i = _varint(buf, i, end)
+            elif w == 1:
+                i += 8
+            elif w == 5:
+                i += 4
+            else:
+                lv, i = _varint(buf, i, end)
+                i += np.int64(lv)
+            continue
+        lv, i = _varint(buf, i, end)
+        a = i
+        b = i + np.int64(lv)
+        i = b
+        if ns == s_node.shape[0]:
+            s_node = _grow_i64(s_node, ns + 1)
+            s_value = _grow_u64(s_value, ns + 1)
+        # 1. the same bytes as an earlier sample's message: its leaf, value and counts
+        bh = span_hash(buf, a, b, basis)
+        bmask = np.uint64(b_rows.shape[0] - 1)
+        bslot = bh & bmask
+        hit = False
+        while True:
+            if b_rows[bslot, 1] < 0:
+                break
+            if b_rows[bslot, 0] == np.int64(bh) and b_rows[bslot, 2] == b - a \
+                    and _same_key(b_rows, bslot, b_arena, buf, a, b):
+                hit = True
+                break
+            bslot = (bslot + np.uint64(1)) & bmask
+        if hit:
+            s_node[ns] = b_rows[bslot, 3]
+            s_value[ns] = np.uint64(b_rows[bslot, 4])
+            n_miss += b_rows[bslot, 5] & 0xFFFFFFFF
+            n_short += b_rows[bslot, 5] >> 32  # (the first such sample was an earlier one)
+            ns += 1
+            continue
+        code, where, n_loc, la, lb, n_val, value = _sample_fields(buf, a, b, value_index)
+        if code != OK:
+            return code, where, e0, e0, e0, np.zeros(0, np.uint64), 0, 0, 0, -1
+        short = 1 if n_val <= value_index else 0
+        if short:
+            n_short += 1
+            if first_short < 0:
+                first_short = ns
+        s_value[ns] = value
+        # 2. decode: the frames, and the same frames as an earlier list
+        fl, nf, miss = _sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
+        n_miss += miss
+        lh = np.uint64(seed) ^ np.uint64(nf)
+        for k in range(nf):
+            lh = _mix(lh ^ np.uint64(fl[k] + 2))
+        lmask = np.uint64(l_table.shape[0] - 1)
+        lslot = lh & lmask
+        leaf = np.int64(-2)
+        while True:
+            g = l_table[lslot]
+            if g < 0:
+                break
+            if l_hash[g] == lh and l_len[g] == nf:
+                s0 = l_start[g]
+                same = True
+                for k in range(nf):
+                    if l_arena[s0 + k] != fl[k]:
+                        same = False
+                        break
+                if same:
+                    leaf = l_leaf[g]
+                    break
+            lslot = (lslot + np.uint64(1)) & lmask
+        if leaf == -2:
+            # 3. a new list: walked from where it leaves the previous walked list
+            leaf, deep, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table = _walk_list(
+                fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table)
+            n_deep += deep
+            # remember the frame list
+            if nl == l_start.shape[0]:
+                l_start = _grow_i64(l_start, nl + 1)
+                l_len = _grow_i64(l_len, nl + 1)
+                l_leaf = _grow_i64(l_leaf, nl + 1)
+                l_hash = _grow_u64(l_hash, nl + 1)
+            if l_used + nf > l_arena.shape[0]:
+                l_arena = _grow_i64(l_arena, l_used + nf)
+            l_arena[l_used: l_used + nf] = fl[:nf]
+            l_start[nl] = l_used
+            l_len[nl] = nf
+            l_leaf[nl] = leaf
+            l_hash[nl] = lh
+            l_used += nf
+            l_table[lslot] = nl
+            nl += 1
+            if 2 * nl > l_table.shape[0]:
+                l_table = _regrow(l_hash, nl, l_table.shape[0])
+        s_node[ns] = leaf
+        ns += 1
+        # remember the message (the probe of step 1 stopped at a free slot: bslot)
+        b_arena = _to_arena(b_arena, b_used, buf, a, b, b, b)
+        b_rows[bslot, 0] = np.int64(bh)
+        b_rows[bslot, 1] = b_used
+        b_rows[bslot, 2] = b - a
+        b_rows[bslot, 3] = leaf
+        b_rows[bslot, 4] = np.int64(value)
+        b_rows[bslot, 5] = miss | (short << 32)
+        for k in range(0, min(b - a, _INLINE), 8):
+            b_rows[bslot, _KEY + k // 8] = np.int64(_word(buf, a + k, b))
+        b_used += b - a
+        nb += 1
+        if 2 * nb > b_rows.shape[0]:
+            b_rows = _regrow_rows(b_rows)
+    return (OK, -1, n_parent[:nn].copy(), n_frame[:nn].copy(), s_node[:ns].copy(), s_value[:ns].copy(), n_deep,
+            n_miss, n_short, first_short)
+
+
+@njit(cache=True, nogil=True)
+def _regrow(hashes, n, cap):
+    """An open-addressing table of 4 × ``cap`` slots holding keys 0..n-1 by ``hashes``."""
+    cap = 4 * cap
+    table = np.full(cap, -1, np.int64)
+    mask = np.uint64(cap - 1)
+    for j in range(n):
+        q = hashes[j] & mask
+        while table[q] >= 0:
+            q = (q + np.uint64(1)) & mask
+        table[q] = j
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _regrow_rows(rows):
+    """The byte-key table (`sample_stacks`: rows hash, arena offset (-1: empty), length and
+    misses, leaf) at 4 times the slots, its rows re-inserted by their hash."""
+    cap = 4 * rows.shape[0]
+    out = np.full((cap, rows.shape[1]), -1, np.int64)
+    mask = np.uint64(cap - 1)
+    for r in range(rows.shape[0]):
+        if rows[r, 1] < 0:
+            continue
+        q = np.uint64(rows[r, 0]) & mask
+        while out[q, 1] >= 0:
+            q = (q + np.uint64(1)) & mask
+        out[q] = rows[r]
+    return out
