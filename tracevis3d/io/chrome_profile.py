@@ -116,6 +116,25 @@ class _Profile:
     deltas: list = field(default_factory=list)  # µs, a float64 array a chunk
     times: np.ndarray | None = None  # absolute µs per sample (the old .cpuprofile's timestamps), else deltas
     children: list = field(default_factory=list)  # (parent id, child id) of the older form: int64 (k, 2) arrays
+    nodes: "NodeArrays | None" = None  # the node table in arrays (a byte-level reader's), else the lists above
+
+
+@dataclass
+class NodeArrays:
+    """A profile's node table as arrays, per node in order: ``ids``, ``par_ids`` (`BAD_PARENT`
+    where none is given), ``given`` (a parent link is given), ``is_root`` (named ``(root)``),
+    ``kind_of`` (`sample_leaves`' kind by its name); ``pairs``: (owner id, child id) rows or None;
+    ``frames(table)``: each node's frame in the file's frame table ``table`` (`ColumnFrames`;
+    added there when called: only for a profile that holds JavaScript); ``gc_node()``: the first node named ``(garbage
+    collector)``."""
+    ids: np.ndarray
+    par_ids: np.ndarray
+    given: np.ndarray
+    is_root: np.ndarray
+    kind_of: np.ndarray
+    pairs: "np.ndarray | None"
+    frames: object
+    gc_node: object
 
 
 def _num(v) -> bool:
@@ -411,10 +430,21 @@ def sample_leaves(raw: np.ndarray, parent: np.ndarray, names: list) -> tuple:
     this every collection cut every open frame in two).  ``parent``: the nodes' parents
     (``(root)`` already cut off).  Returns (leaf per sample, the parents of the GC nodes to
     append: one per stack a collection interrupted; leaf n + k is the k-th)."""
+    if not parent.size:
+        return np.full(raw.size, -1, np.int64), np.zeros(0, np.int64)
+    return leaves_of_kinds(raw, parent, name_kinds(names))
+
+
+def name_kinds(names) -> np.ndarray:
+    """`sample_leaves`' kind of each name: 0 an empty stack, 1 ``(program)``, 2 GC, 3 JavaScript."""
+    return np.fromiter(map(_NAME_KIND.get, names, repeat(3)), np.int8, len(names))
+
+
+def leaves_of_kinds(raw: np.ndarray, parent: np.ndarray, kind_of: np.ndarray) -> tuple:
+    """`sample_leaves` with each node's kind given (`name_kinds`)."""
     n_nodes, n = parent.size, raw.size
     if not n_nodes:
         return np.full(n, -1, np.int64), np.zeros(0, np.int64)
-    kind_of = np.fromiter(map(_NAME_KIND.get, names, repeat(3)), np.int8, n_nodes)
     kind = np.where(raw >= 0, kind_of[np.maximum(raw, 0)], 0)  # 0 empty, 1 program, 2 GC, 3 JS
     bottom = np.where(parent >= 0, parent, np.arange(n_nodes))  # each node's top-level frame: pointer jumping
     for _ in range(int(n_nodes).bit_length() + 1):  # (a parent cycle just stops somewhere in the cycle)
@@ -482,28 +512,37 @@ def _lookup(ids_sorted: np.ndarray, at: np.ndarray, q: np.ndarray) -> np.ndarray
     return np.where(ids_sorted[pos] == q, at[pos], -1)
 
 
+def _node_arrays(p: _Profile) -> NodeArrays:
+    """The node table of ``p``'s lists (`_add_nodes`, `_add_tree`) as `NodeArrays`."""
+    n_nodes = len(p.node_frame)
+    names = list(map(itemgetter(0), p.node_frame))
+    return NodeArrays(
+        ids=np.fromiter(p.node_index.keys(), np.int64, n_nodes),
+        par_ids=np.array([BAD_PARENT if x is None else x for x in p.node_parent_id], np.int64),
+        given=np.array([x is not None for x in p.node_parent_id], bool),
+        is_root=np.array([nm == ROOT for nm in names], bool) if n_nodes else np.zeros(0, bool),
+        kind_of=name_kinds(names), pairs=np.concatenate(p.children) if p.children else None,
+        frames=lambda table: np.array(table.add_all(p.node_frame), np.int64), gc_node=lambda: names.index(GC))
+
+
 def _stack_profile(p: _Profile, frames: ColumnFrames, max_abs_time: float, counts: _Counts):
     """One profile's node table and samples as a `StackProfile` (DevTools' rules applied:
     `sample_leaves`), with (samples, interval µs); None when it holds no JavaScript."""
     samples = np.concatenate(p.samples) if p.samples else np.zeros(0, np.int64)
     if not samples.size:
         return None
-    n_nodes = len(p.node_frame)
-    ids = np.fromiter(p.node_index.keys(), np.int64, n_nodes)
-    o_ids = np.argsort(ids, kind="stable")
-    ids_sorted, at = ids[o_ids], o_ids.astype(np.int64)
-    par_ids = np.array([BAD_PARENT if x is None else x for x in p.node_parent_id], np.int64)
-    given = np.array([x is not None for x in p.node_parent_id], bool)
-    parent = np.where(given, _lookup(ids_sorted, at, par_ids), -1)
-    missing_parent = given & (parent < 0)
-    if p.children:
-        pairs = np.concatenate(p.children)
-        pa, ch = _lookup(ids_sorted, at, pairs[:, 0]), _lookup(ids_sorted, at, pairs[:, 1])
+    nt = p.nodes if p.nodes is not None else _node_arrays(p)
+    n_nodes = nt.ids.size
+    o_ids = np.argsort(nt.ids, kind="stable")
+    ids_sorted, at = nt.ids[o_ids], o_ids.astype(np.int64)
+    parent = np.where(nt.given, _lookup(ids_sorted, at, nt.par_ids), -1)
+    missing_parent = nt.given & (parent < 0)
+    if nt.pairs is not None:
+        pa, ch = _lookup(ids_sorted, at, nt.pairs[:, 0]), _lookup(ids_sorted, at, nt.pairs[:, 1])
         ok = (pa >= 0) & (ch >= 0)
         parent[ch[ok]] = pa[ok]
         missing_parent[ch[ok]] = False
-    names = list(map(itemgetter(0), p.node_frame))
-    is_root = np.array([nm == ROOT for nm in names], bool) if n_nodes else np.zeros(0, bool)
+    is_root = nt.is_root
     missing_parent &= ~is_root
     counts.add("js_node_parent", int(missing_parent.sum()), p.first_row)
     parent = np.where((parent >= 0) & is_root[np.maximum(parent, 0)], -1, parent) if n_nodes else parent
@@ -524,15 +563,15 @@ def _stack_profile(p: _Profile, frames: ColumnFrames, max_abs_time: float, count
     t, raw = t[o], raw[o]
     d = np.diff(t)
     step = float(np.median(d[d > 0])) if (d > 0).any() else 0.0
-    leaf, gc_parent = sample_leaves(raw, parent, names)
+    leaf, gc_parent = leaves_of_kinds(raw, parent, nt.kind_of)
     end = min(float(t[-1]) + step, max_abs_time) if step > 0 else float(t[-1]) + 1.0
     # a frame runs for a while only if some sample with a stack is followed by a later one
     if not ((leaf >= 0) & (np.append(t[1:], end) > t)).any():
         return None
-    frame = np.array(frames.add_all(p.node_frame), np.int64)
+    frame = nt.frames(frames)
     if gc_parent.size:  # GC on top of the stack it interrupted: a node of its own per stack
         parent = np.concatenate([parent, gc_parent])
-        frame = np.concatenate([frame, np.full(gc_parent.size, frame[names.index(GC)], np.int64)])
+        frame = np.concatenate([frame, np.full(gc_parent.size, frame[nt.gc_node()], np.int64)])
     sp = StackProfile(thread_name="", stack_parent=parent, stack_frame=frame, sample_stack=leaf, sample_time=t,
                       end_time=end if step > 0 else None, pid=p.pid, tid=p.tid if p.tid is not None else 0,
                       interval_us=step if step > 0 else None)
