@@ -7,236 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
+from .perf_lines import (_address, _block, _intern_frame, _is_hex, _is_inlined, _is_ws, _line_end,  # noqa: F401
+                         perf_frame, perf_header)
 from .textscan import (FLOODED, OK, _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash,  # noqa: F401
-                       _same_bytes, _same_in_arena, _to_arena, either_mask32, span_hash)
-
-
-@njit(cache=True, nogil=True)
-def _line_end(buf, j, hi):
-    """The index of the first ``\\n`` at or after ``j`` (``hi`` when there is none)."""
-    while j + 32 <= hi:
-        bits = either_mask32(buf, j, np.uint8(10), np.uint8(10))
-        if bits != np.uint32(0):
-            return j + np.int64(trailing_zeros(bits))
-        j += 32
-    while j < hi and buf[j] != 10:
-        j += 1
-    return j
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _is_ws(c):
-    return c == 32 or c == 9 or c == 13
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _is_hex(c):
-    return (48 <= c <= 57) or (97 <= c <= 102) or (65 <= c <= 70)
-
-
-@njit(cache=True, nogil=True)
-def perf_frame(buf, a, e):
-    """Parse a ``perf script`` frame line ``buf[a:e]`` (without its line end): white space, a
-    hex address, white space, the symbol (``+0x..`` offset dropped), white space, ``(dso)``.
-    Returns (symbol start, symbol end, dso start, dso end), or (-1, -1, -1, -1) when it is
-    not one.  The dso is the last parenthesised group preceded by white space (its
-    parentheses balanced: ``(/tmp/x (deleted))``); a line without one has dso ``(a, a)``."""
-    while a < e and _is_ws(buf[a]):
-        a += 1
-    while e > a and _is_ws(buf[e - 1]):
-        e -= 1
-    x = a
-    while x < e and _is_hex(buf[x]):
-        x += 1
-    if x == a or x == e or not _is_ws(buf[x]):
-        return -1, -1, -1, -1
-    while x < e and _is_ws(buf[x]):
-        x += 1
-    s0 = x
-    s1 = e
-    d0 = s0
-    d1 = s0
-    if e > s0 and buf[e - 1] == 41:  # ')'
-        depth = 0
-        y = e - 1
-        while y >= s0:
-            c = buf[y]
-            if c == 41:
-                depth += 1
-            elif c == 40:
-                depth -= 1
-                if depth == 0:
-                    break
-            y -= 1
-        if y >= s0 and depth == 0 and (y == s0 or _is_ws(buf[y - 1])):
-            d0 = y + 1
-            d1 = e - 1
-            s1 = y
-            while s1 > s0 and _is_ws(buf[s1 - 1]):
-                s1 -= 1
-    # a trailing +0x<hex> offset
-    y = s1
-    while y > s0 and _is_hex(buf[y - 1]):
-        y -= 1
-    if y < s1 and y - 3 >= s0 and buf[y - 1] == 120 and buf[y - 2] == 48 and buf[y - 3] == 43:  # +0x
-        s1 = y - 3
-    return s0, s1, d0, d1
-
-
-@njit(cache=True, nogil=True)
-def perf_header(buf, p, e):
-    """Parse a ``perf script`` event line ``buf[p:e]``: ``comm pid[/tid] [cpu] time: [period]
-    event: ...`` (comm may hold spaces; fields left out by ``-F`` may be missing).  Returns
-    (comm end, pid, tid, time found, event start, event end, rest start): pid is -1 when only
-    the thread id is written; the event name is the first token after the time that ends
-    with ``:`` (the colon left out); rest start is where the text after it begins.  Without
-    a time token: (…, False, …)."""
-    # tokens: find the time token, digits '.' digits ':'
-    x = p
-    t0 = -1
-    t1 = -1
-    prev0 = -1
-    prev1 = -1
-    pprev0 = -1
-    pprev1 = -1
-    first = True
-    while x < e:
-        while x < e and _is_ws(buf[x]):
-            x += 1
-        if x >= e:
-            break
-        y = x
-        while y < e and not _is_ws(buf[y]):
-            y += 1
-        if not first:
-            # time?
-            z = x
-            while z < y and 48 <= buf[z] <= 57:
-                z += 1
-            if z > x and z < y and buf[z] == 46:
-                z2 = z + 1
-                while z2 < y and 48 <= buf[z2] <= 57:
-                    z2 += 1
-                if z2 > z + 1 and z2 == y - 1 and buf[z2] == 58:
-                    t0 = x
-                    t1 = y
-                    break
-        first = False
-        pprev0 = prev0
-        pprev1 = prev1
-        prev0 = x
-        prev1 = y
-        x = y
-    if t0 < 0:
-        return p, -1, -1, False, e, e, e
-    # the token before the time: [cpu] or pid[/tid]
-    i0 = prev0
-    i1 = prev1
-    if i0 >= 0 and buf[i0] == 91 and buf[i1 - 1] == 93:  # [cpu]
-        i0 = pprev0
-        i1 = pprev1
-    pid = np.int64(-1)
-    tid = np.int64(-1)
-    comm_end = p
-    if i0 > p:
-        a = np.int64(0)
-        b = np.int64(-1)
-        z = i0
-        while z < i1 and 48 <= buf[z] <= 57 and z - i0 < 18:
-            a = a * 10 + (buf[z] - 48)
-            z += 1
-        ok = z > i0
-        if ok and z < i1:
-            if buf[z] == 47:  # '/'
-                z += 1
-                b = 0
-                z0 = z
-                while z < i1 and 48 <= buf[z] <= 57 and z - z0 < 18:
-                    b = b * 10 + (buf[z] - 48)
-                    z += 1
-                ok = z == i1 and z > z0
-            else:
-                ok = False
-        if ok:
-            if b >= 0:
-                pid = a
-                tid = b
-            else:
-                tid = a
-            comm_end = i0
-        else:
-            comm_end = i1
-        while comm_end > p and _is_ws(buf[comm_end - 1]):
-            comm_end -= 1
-    # the event: the first token after the time ending with ':'
-    x = t1
-    while x < e:
-        while x < e and _is_ws(buf[x]):
-            x += 1
-        y = x
-        while y < e and not _is_ws(buf[y]):
-            y += 1
-        if y > x and buf[y - 1] == 58:
-            return comm_end, pid, tid, True, x, y - 1, y
-        x = y
-    return comm_end, pid, tid, True, e, e, e
-
-
-@njit(cache=True, nogil=True)
-def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0, d1):
-    """Probe ``table`` for the frame (``buf[s0:s1]``, ``buf[d0:d1]``) among frames whose symbol
-    and dso bytes are kept one after the other in ``arena`` (`_to_arena`) from ``a_off``; a
-    frame's spans in the file are (k0, k1) and (k2, k3).  Returns (slot, id or -1, probes)."""
-    mask = np.uint64(table.shape[0] - 1)
-    slot = h & mask
-    probes = 0
-    while True:
-        g = table[slot]
-        if g < 0:
-            return slot, np.int64(-1), probes
-        sl = k1[g] - k0[g]
-        if hashes[g] == h and sl == s1 - s0 and k3[g] - k2[g] == d1 - d0 \
-                and _same_in_arena(arena, a_off[g], buf, s0, sl) \
-                and _same_in_arena(arena, a_off[g] + sl, buf, d0, d1 - d0):
-            return slot, g, probes
-        probes += 1
-        slot = (slot + np.uint64(1)) & mask
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
-                  nf, f_table):
-    """The id of frame (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``), added (first seen on line
-    ``lineno``) when new.  Returns (id, probes, then the frame table's arrays, arena, its bytes
-    used, count and hash table: grown ones are new arrays)."""
-    h = _mix64(span_hash(buf, s0, s1, basis) ^ (span_hash(buf, d0, d1, basis) * _K2))
-    slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
-    if fid < 0:
-        if nf == f_s0.shape[0]:
-            f_s0 = _grow_i64(f_s0, nf + 1)
-            f_s1 = _grow_i64(f_s1, nf + 1)
-            f_d0 = _grow_i64(f_d0, nf + 1)
-            f_d1 = _grow_i64(f_d1, nf + 1)
-            f_line = _grow_i64(f_line, nf + 1)
-            f_hash = _grow_u64(f_hash, nf + 1)
-            f_aoff = _grow_i64(f_aoff, nf + 1)
-        arena = _to_arena(arena, a_used, buf, s0, s1, d0, d1)
-        f_aoff[nf] = a_used
-        a_used += (s1 - s0) + (d1 - d0)
-        f_s0[nf] = s0
-        f_s1[nf] = s1
-        f_d0[nf] = d0
-        f_d1[nf] = d1
-        f_line[nf] = lineno
-        f_hash[nf] = h
-        f_table[slot] = nf
-        fid = nf
-        nf += 1
-        if 2 * nf > f_table.shape[0]:
-            f_table = _rehash(f_hash, nf)
-    return fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
+                       _same_bytes, span_hash)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -380,6 +155,170 @@ def _note_line(counts, k, lineno):
         counts[k + 1] = lineno
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _trie_step(parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_hash, nn, n_table):
+    """The trie node (``parent``, frame ``fid``) of thread ``cur_thread``, added when new (as
+    `_stack_leaf` adds one).  Returns (node, probes, the trie's arrays, count and table)."""
+    nh = _mix64((np.uint64(parent + 2) * _K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * _K2))
+    mask = np.uint64(n_table.shape[0] - 1)
+    slot = nh & mask
+    probes = 0
+    while True:
+        g = n_table[slot]
+        if g < 0:
+            break
+        if n_parent[g] == parent and n_frame[g] == fid and n_thread[g] == cur_thread:
+            return g, probes, n_parent, n_frame, n_thread, n_hash, nn, n_table
+        probes += 1
+        slot = (slot + np.uint64(1)) & mask
+    if nn == n_parent.shape[0]:
+        n_parent = _grow_i64(n_parent, nn + 1)
+        n_frame = _grow_i64(n_frame, nn + 1)
+        n_thread = _grow_i64(n_thread, nn + 1)
+        n_hash = _grow_u64(n_hash, nn + 1)
+    n_parent[nn] = parent
+    n_frame[nn] = fid
+    n_thread[nn] = cur_thread
+    n_hash[nn] = nh
+    n_table[slot] = nn
+    node = nn
+    nn += 1
+    if 2 * nn > n_table.shape[0]:
+        n_table = _rehash(n_hash, nn)
+    return node, probes, n_parent, n_frame, n_thread, n_hash, nn, n_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _suffix_probe(buf, a, b, thread, lines_hash, rows):
+    """The slot of the callers' lines ``buf[a:b]`` (their hash from `_block`) of thread
+    ``thread`` in ``rows`` (rows: hash, offset of the first such lines (-1: an empty slot),
+    length, thread, trie node, frames | bad lines << 32), and whether it is there (each hit
+    compared byte by byte).  Returns (slot, found, hash)."""
+    h = _mix64(lines_hash ^ (np.uint64(thread + 1) * _K2))
+    mask = np.uint64(rows.shape[0] - 1)
+    slot = h & mask
+    while True:
+        if rows[slot, 1] < 0:
+            return slot, False, h
+        if rows[slot, 0] == np.int64(h) and rows[slot, 2] == b - a and rows[slot, 3] == thread \
+                and _same_bytes(buf, rows[slot, 1], a, b - a):
+            return slot, True, h
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(cache=True, nogil=True)
+def _regrow_suffix_rows(rows):
+    """The suffix table (`_suffix_probe`) at 4 times the slots, its rows re-inserted."""
+    cap = 4 * rows.shape[0]
+    out = np.full((cap, rows.shape[1]), -1, np.int64)
+    mask = np.uint64(cap - 1)
+    for r in range(rows.shape[0]):
+        if rows[r, 1] < 0:
+            continue
+        q = np.uint64(rows[r, 0]) & mask
+        while out[q, 1] >= 0:
+            q = (q + np.uint64(1)) & mask
+        out[q] = rows[r]
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pending_frames(buf, a0, a1, d0, d1, pend, npend, chain, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff,
+                    arena, a_used, nf, f_table):
+    """Intern the inlined frames waiting in ``pend`` (rows: symbol start, end, address start, end,
+    line, place in ``chain``): each takes the dso ``buf[d0:d1]`` of the frame it was inlined into
+    when that frame's address (``buf[a0:a1]``; a0 < 0: none, the chain ended) is its own, else
+    none.  Returns (probes, then the frame table's arrays, arena, bytes used, count, table)."""
+    probes = 0
+    for q in range(npend):
+        same = a0 >= 0 and pend[q, 3] - pend[q, 2] == a1 - a0 and _same_bytes(buf, pend[q, 2], a0, a1 - a0)
+        e0 = d0 if same else pend[q, 1]
+        e1 = d1 if same else pend[q, 1]
+        fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+            buf, pend[q, 0], pend[q, 1], e0, e1, pend[q, 4], basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff,
+            arena, a_used, nf, f_table)
+        probes += pr
+        chain[pend[q, 5]] = fid
+    return probes, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _frame_to_chain(buf, p, e, s0, s1, d0, d1, lineno, basis, chain, nc, pend, npend, f_s0, f_s1, f_d0, f_d1, f_line,
+                    f_hash, f_aoff, arena, a_used, nf, f_table):
+    """The frame of line ``buf[p:e]`` (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``) appended to the
+    event's ``chain``: interned (`_intern_frame`), or, marked ``(inlined)``, kept in ``pend``
+    until the frame it was inlined into comes (`_pending_frames`).  Returns (probes, chain,
+    its length, pend, its length, then the frame table's arrays, arena, bytes used, count, table)."""
+    probes = 0
+    if nc == chain.shape[0]:
+        chain = _grow_i64(chain, nc + 1)
+    if _is_inlined(buf, d0, d1):  # its dso: the next frame's, at the same address
+        if npend == pend.shape[0]:
+            p2 = np.empty((2 * npend, 6), np.int64)
+            p2[:npend] = pend
+            pend = p2
+        a0, a1 = _address(buf, p, e)
+        pend[npend, 0] = s0
+        pend[npend, 1] = s1
+        pend[npend, 2] = a0
+        pend[npend, 3] = a1
+        pend[npend, 4] = lineno
+        pend[npend, 5] = nc
+        return probes, chain, nc + 1, pend, npend + 1, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, \
+            a_used, nf, f_table
+    if npend:
+        a0, a1 = _address(buf, p, e)
+        pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _pending_frames(
+            buf, a0, a1, d0, d1, pend, npend, chain, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff,
+            arena, a_used, nf, f_table)
+        probes += pr
+    fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+        buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
+        nf, f_table)
+    chain[nc] = fid
+    return probes + pr, chain, nc + 1, pend, 0, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, \
+        f_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_table(cap, slots):
+    """Four empty int64 columns and a hash column of ``cap`` rows, and an empty open-addressing
+    table of ``slots`` slots (-1: free)."""
+    return (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.uint64), np.full(slots, -1, np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seen_callers(buf, s0, s1, d0, d1, lineno, node, cur_thread, basis, counts, f_s0, f_s1, f_d0, f_d1, f_line,
+                  f_hash, f_aoff, arena, a_used, nf, f_table, n_parent, n_frame, n_thread, n_hash, nn, n_table):
+    """The leaf of an event whose callers take the trie node ``node`` of an earlier event's
+    (`_suffix_probe`): its first frame line (``perf_frame``'s spans; s0 < 0: not a frame, noted
+    as line ``lineno``) one step from ``node``.  Returns (leaf, then the frame table's and the
+    trie's arrays, counts and tables)."""
+    leaf = node
+    if s0 < 0:
+        _note_line(counts, 4, lineno)
+    else:
+        fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+            buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
+            nf, f_table)
+        leaf, pr, n_parent, n_frame, n_thread, n_hash, nn, n_table = _trie_step(
+            node, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_hash, nn, n_table)
+    return leaf, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table, n_parent, n_frame, \
+        n_thread, n_hash, nn, n_table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_sample(s_thread, s_node, ns, thread, leaf):
+    """Sample ``ns`` (thread, leaf node) appended.  Returns (s_thread, s_node, ns + 1)."""
+    if ns == s_thread.shape[0]:
+        s_thread = _grow_i64(s_thread, ns + 1)
+        s_node = _grow_i64(s_node, ns + 1)
+    s_thread[ns] = thread
+    s_node[ns] = leaf
+    return s_thread, s_node, ns + 1
+
+
 @njit(cache=True, nogil=True)
 def perf_scan(buf, lo, hi, seed, max_depth, want):
     """Read ``perf script`` text in ``buf[lo:hi]`` (the format of speedscope's
@@ -387,7 +326,9 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
     blank lines, each an event line (`perf_header`) and its call chain, one frame line
     (`perf_frame`) each, leaf first; ``#`` lines are comments.  An event line followed by no
     frame line but carrying ``addr sym (dso)`` after its event name (perf record without
-    ``-g``) is a one-frame stack.
+    ``-g``) is a one-frame stack.  A frame marked ``(inlined)`` (``perf script --inline``) is a
+    frame of its own in the dso of the frame it was inlined into (the next one of the same
+    address; none when there is none): `_pending_frames`.
 
     Only the events named ``want`` (bytes; empty: the first event name met) are kept, as
     speedscope keeps the first event type; the others are counted per name.  Events without
@@ -402,69 +343,46 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
     lines not understood, first such line, stacks cut at ``max_depth``, first such line,
     probes, the chosen event's id].
 
-    The tables are interned by inlined stages: frames (`_intern_frame`), a stack's trie path
-    (`_stack_leaf`), event names (`_event_id`), threads (`_thread_id`).
+    Inlined stages intern frames (`_intern_frame`, `_frame_to_chain`), a stack's trie path
+    (`_stack_leaf`), event names (`_event_id`), threads (`_thread_id`).  An event's callers
+    (frame lines after the first) whose bytes equal an earlier event's of the same thread
+    (`_block`, `_suffix_probe`) take that one's trie node: only its first line is read
+    (`_seen_callers`), as the samples of one loop differ in their leaf address only.
     """
     basis = _FNV_BASIS ^ np.uint64(seed)
-    # threads
-    t_c0 = np.empty(64, np.int64)
-    t_c1 = np.empty(64, np.int64)
-    t_pid = np.empty(64, np.int64)
-    t_tid = np.empty(64, np.int64)
-    t_hash = np.empty(64, np.uint64)
-    nt = 0
-    t_table = np.full(256, -1, np.int64)
-    # event names
-    e_0 = np.empty(16, np.int64)
-    e_1 = np.empty(16, np.int64)
-    e_cnt = np.zeros(16, np.int64)
-    ne = 0
+    t_c0, t_c1, t_pid, t_tid, t_hash, t_table = _new_table(64, 256)  # threads
+    e_0, e_1, e_cnt, _, _, _ = _new_table(16, 1)  # event names
+    e_cnt[:] = 0
     chosen = np.int64(-1)
-    # frames
-    f_s0 = np.empty(1024, np.int64)
-    f_s1 = np.empty(1024, np.int64)
-    f_d0 = np.empty(1024, np.int64)
-    f_d1 = np.empty(1024, np.int64)
-    f_line = np.empty(1024, np.int64)
-    f_hash = np.empty(1024, np.uint64)
-    f_aoff = np.empty(1024, np.int64)
+    f_s0, f_s1, f_d0, f_d1, f_hash, f_table = _new_table(1024, 4096)  # frames
+    f_line, f_aoff, s_thread, s_node, _, _ = _new_table(1024, 1)  # (and the samples)
     arena = np.zeros(1 << 16, np.uint8)
-    a_used = 0
-    nf = 0
-    f_table = np.full(4096, -1, np.int64)
-    # nodes
-    n_parent = np.empty(1024, np.int64)
-    n_frame = np.empty(1024, np.int64)
-    n_thread = np.empty(1024, np.int64)
-    n_hash = np.empty(1024, np.uint64)
-    nn = 0
-    n_table = np.full(4096, -1, np.int64)
-    # samples
-    s_thread = np.empty(1024, np.int64)
-    s_node = np.empty(1024, np.int64)
-    ns = 0
+    a_used = nf = ns = nt = ne = nn = npend = nx = 0
+    n_parent, n_frame, n_thread, _, n_hash, n_table = _new_table(1024, 4096)  # nodes
     # the current event's frames (leaf first); the previous kept event's, root first, and nodes
-    chain = np.empty(256, np.int64)
-    nc = 0
-    prev_ids = np.empty(256, np.int64)
-    prev_nodes = np.empty(256, np.int64)
-    prev_n = 0
+    chain, prev_ids, prev_nodes, _, _, _ = _new_table(256, 1)
+    nc = prev_n = 0
     prev_thread = np.int64(-2)
+    pend = np.empty((16, 6), np.int64)  # inlined frames waiting for the frame they were inlined into
+    x_rows = np.full((1024, 6), -1, np.int64)  # events' callers (`_suffix_probe`)
+    x_slot = np.uint64(0)  # this event's callers: where they go once read (x_a < 0: not kept)
+    x_hash = np.uint64(0)
+    x_a = x_b = np.int64(-1)
+    ev_lines = ev_bad = 0  # this event's frame lines read, the bad ones, whether the first is a frame
+    ev_first = False
     counts = np.zeros(10, np.int64)
-    counts[3] = -1
-    counts[5] = -1
-    counts[7] = -1
-    probes = 0
-    lookups = 0
-    in_event = False
-    keep = False
+    counts[3:8:2] = -1  # (the first lines of what counts[2], [4], [6] count)
+    probes = lookups = 0
+    in_event = keep = False
     cur_thread = np.int64(-1)
-    rest0 = np.int64(-1)
-    rest1 = np.int64(-1)
+    rest0 = rest1 = np.int64(-1)
     lineno = 0
     pos = lo
     while True:
         at_end = pos >= hi
+        frame_line = False
+        blank = True
+        p = e = hi
         if not at_end:
             lineno += 1
             e = _line_end(buf, pos, hi)
@@ -473,7 +391,6 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
             c = buf[p] if p < e else np.uint8(10)
             if c == 35:  # '#': a comment
                 continue
-            blank = True
             for x in range(p, e):
                 if not _is_ws(buf[x]):
                     blank = False
@@ -485,28 +402,29 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
                     continue
                 if not keep:
                     continue
+                ev_lines += 1
                 s0, s1, d0, d1 = perf_frame(buf, p, e)
                 if s0 < 0:
                     _note_line(counts, 4, lineno)
+                    ev_bad += 1
                     continue
-        else:
-            blank = True
-            frame_line = False
-            p = hi
-            e = hi
+                ev_first = ev_first or ev_lines == 1
         if frame_line:
             lookups += 1
-            fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
-                buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
-                nf, f_table)
+            pr, chain, nc, pend, npend, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = \
+                _frame_to_chain(buf, p, e, s0, s1, d0, d1, lineno, basis, chain, nc, pend, npend, f_s0, f_s1, f_d0,
+                                f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table)
             probes += pr
-            if nc == chain.shape[0]:
-                chain = _grow_i64(chain, nc + 1)
-            chain[nc] = fid
-            nc += 1
             continue
         # a blank line, an event line or the end: the event before ends
         if in_event and keep:
+            if npend:
+                pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _pending_frames(
+                    buf, -1, -1, 0, 0, pend, npend, chain, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff,
+                    arena, a_used, nf, f_table)
+                probes += pr
+                npend = 0
+            from_lines = nc
             if nc == 0 and rest0 >= 0:  # no call chain: the frame on the event line
                 s0, s1, d0, d1 = perf_frame(buf, rest0, rest1)
                 if s0 >= 0:
@@ -526,14 +444,19 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
             probes += pr
             prev_thread = cur_thread
             prev_n = nc - top
-            if ns == s_thread.shape[0]:
-                s_thread = _grow_i64(s_thread, ns + 1)
-                s_node = _grow_i64(s_node, ns + 1)
-            s_thread[ns] = cur_thread
-            s_node[ns] = leaf
-            ns += 1
-        in_event = False
-        keep = False
+            first = 1 if ev_first else 0
+            if x_a >= 0 and from_lines - first > 0:  # its callers' node, for the next event with the same callers
+                x_rows[x_slot, 0] = np.int64(x_hash)
+                x_rows[x_slot, 1] = x_a
+                x_rows[x_slot, 2] = x_b - x_a
+                x_rows[x_slot, 3] = cur_thread
+                x_rows[x_slot, 4] = n_parent[leaf] if first else leaf
+                x_rows[x_slot, 5] = (from_lines - first) | ((ev_bad - 1 + first) << 32)
+                nx += 1
+                if 2 * nx > x_rows.shape[0]:
+                    x_rows = _regrow_suffix_rows(x_rows)
+            s_thread, s_node, ns = _add_sample(s_thread, s_node, ns, cur_thread, leaf)
+        in_event = keep = False
         nc = 0
         rest0 = -1
         if probes > 8 * (lookups + nn + nf) + (1 << 20):
@@ -563,6 +486,31 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
         cur_thread, pr, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table = _thread_id(
             buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table)
         probes += pr
+        ev_lines = ev_bad = 0
+        ev_first = False
+        x_a = -1
+        # its frame lines: callers seen before with this thread take their node (the first line read)
+        n_lines, first_end, after, ends, lines_hash = _block(buf, pos, hi, basis)
+        if not (ends and 2 <= n_lines <= max_depth):
+            continue
+        s0, s1, d0, d1 = perf_frame(buf, pos, first_end)
+        if s0 >= 0 and _is_inlined(buf, d0, d1):
+            continue
+        x_slot, found, x_hash = _suffix_probe(buf, first_end + 1, min(after, hi), cur_thread, lines_hash, x_rows)
+        if not found:
+            x_a, x_b = first_end + 1, min(after, hi)
+            continue
+        lineno += 1
+        leaf, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table, n_parent, n_frame, \
+            n_thread, n_hash, nn, n_table = _seen_callers(
+                buf, s0, s1, d0, d1, lineno, x_rows[x_slot, 4], cur_thread, basis, counts, f_s0, f_s1, f_d0, f_d1,
+                f_line, f_hash, f_aoff, arena, a_used, nf, f_table, n_parent, n_frame, n_thread, n_hash, nn, n_table)
+        counts[4] += x_rows[x_slot, 5] >> 32  # (their first bad line was noted at the first such event)
+        lineno += n_lines - 1
+        pos = after
+        prev_thread = -2  # (the walk of the next event starts at its root)
+        s_thread, s_node, ns = _add_sample(s_thread, s_node, ns, cur_thread, leaf)
+        in_event = keep = False
     counts[0] = lineno
     counts[8] = probes
     counts[9] = chosen

@@ -1,0 +1,299 @@
+"""The lines of ``perf script`` text, for `tracevis3d.kernels.perf_scan`: where a line ends
+(`_line_end`), an event line's fields (`perf_header`), a frame line's symbol and dso
+(`perf_frame`; ``(inlined)`` frames: `_is_inlined`, `_address`), the frame lines of an event and
+a hash of its callers' lines (`_block`), a frame interned (`_intern_frame`: keyed hash, every hit
+compared byte by byte with a packed copy, `textscan._to_arena`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from .textscan import (_K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash, _same_in_arena, _to_arena, either_mask32,
+                       load_u64, span_hash)
+
+
+@njit(cache=True, nogil=True)
+def _line_end(buf, j, hi):
+    """The index of the first ``\\n`` at or after ``j`` (``hi`` when there is none)."""
+    while j + 32 <= hi:
+        bits = either_mask32(buf, j, np.uint8(10), np.uint8(10))
+        if bits != np.uint32(0):
+            return j + np.int64(trailing_zeros(bits))
+        j += 32
+    while j < hi and buf[j] != 10:
+        j += 1
+    return j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_ws(c):
+    return c == 32 or c == 9 or c == 13
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_hex(c):
+    return (48 <= c <= 57) or (97 <= c <= 102) or (65 <= c <= 70)
+
+
+@njit(cache=True, nogil=True)
+def perf_frame(buf, a, e):
+    """Parse a ``perf script`` frame line ``buf[a:e]`` (without its line end): white space, a
+    hex address, white space, the symbol (``+0x..`` offset dropped), white space, ``(dso)``.
+    Returns (symbol start, symbol end, dso start, dso end), or (-1, -1, -1, -1) when it is
+    not one.  The dso is the last parenthesised group preceded by white space (its
+    parentheses balanced: ``(/tmp/x (deleted))``); a line without one has dso ``(a, a)``."""
+    while a < e and _is_ws(buf[a]):
+        a += 1
+    while e > a and _is_ws(buf[e - 1]):
+        e -= 1
+    x = a
+    while x < e and _is_hex(buf[x]):
+        x += 1
+    if x == a or x == e or not _is_ws(buf[x]):
+        return -1, -1, -1, -1
+    while x < e and _is_ws(buf[x]):
+        x += 1
+    s0 = x
+    s1 = e
+    d0 = s0
+    d1 = s0
+    if e > s0 and buf[e - 1] == 41:  # ')'
+        depth = 0
+        y = e - 1
+        while y >= s0:
+            c = buf[y]
+            if c == 41:
+                depth += 1
+            elif c == 40:
+                depth -= 1
+                if depth == 0:
+                    break
+            y -= 1
+        if y >= s0 and depth == 0 and (y == s0 or _is_ws(buf[y - 1])):
+            d0 = y + 1
+            d1 = e - 1
+            s1 = y
+            while s1 > s0 and _is_ws(buf[s1 - 1]):
+                s1 -= 1
+    # a trailing +0x<hex> offset
+    y = s1
+    while y > s0 and _is_hex(buf[y - 1]):
+        y -= 1
+    if y < s1 and y - 3 >= s0 and buf[y - 1] == 120 and buf[y - 2] == 48 and buf[y - 3] == 43:  # +0x
+        s1 = y - 3
+    return s0, s1, d0, d1
+
+
+@njit(cache=True, nogil=True)
+def perf_header(buf, p, e):
+    """Parse a ``perf script`` event line ``buf[p:e]``: ``comm pid[/tid] [cpu] time: [period]
+    event: ...`` (comm may hold spaces; fields left out by ``-F`` may be missing).  Returns
+    (comm end, pid, tid, time found, event start, event end, rest start): pid is -1 when only
+    the thread id is written; the event name is the first token after the time that ends
+    with ``:`` (the colon left out); rest start is where the text after it begins.  Without
+    a time token: (…, False, …)."""
+    # tokens: find the time token, digits '.' digits ':'
+    x = p
+    t0 = -1
+    t1 = -1
+    prev0 = -1
+    prev1 = -1
+    pprev0 = -1
+    pprev1 = -1
+    first = True
+    while x < e:
+        while x < e and _is_ws(buf[x]):
+            x += 1
+        if x >= e:
+            break
+        y = x
+        while y < e and not _is_ws(buf[y]):
+            y += 1
+        if not first:
+            # time?
+            z = x
+            while z < y and 48 <= buf[z] <= 57:
+                z += 1
+            if z > x and z < y and buf[z] == 46:
+                z2 = z + 1
+                while z2 < y and 48 <= buf[z2] <= 57:
+                    z2 += 1
+                if z2 > z + 1 and z2 == y - 1 and buf[z2] == 58:
+                    t0 = x
+                    t1 = y
+                    break
+        first = False
+        pprev0 = prev0
+        pprev1 = prev1
+        prev0 = x
+        prev1 = y
+        x = y
+    if t0 < 0:
+        return p, -1, -1, False, e, e, e
+    # the token before the time: [cpu] or pid[/tid]
+    i0 = prev0
+    i1 = prev1
+    if i0 >= 0 and buf[i0] == 91 and buf[i1 - 1] == 93:  # [cpu]
+        i0 = pprev0
+        i1 = pprev1
+    pid = np.int64(-1)
+    tid = np.int64(-1)
+    comm_end = p
+    if i0 > p:
+        a = np.int64(0)
+        b = np.int64(-1)
+        z = i0
+        while z < i1 and 48 <= buf[z] <= 57 and z - i0 < 18:
+            a = a * 10 + (buf[z] - 48)
+            z += 1
+        ok = z > i0
+        if ok and z < i1:
+            if buf[z] == 47:  # '/'
+                z += 1
+                b = 0
+                z0 = z
+                while z < i1 and 48 <= buf[z] <= 57 and z - z0 < 18:
+                    b = b * 10 + (buf[z] - 48)
+                    z += 1
+                ok = z == i1 and z > z0
+            else:
+                ok = False
+        if ok:
+            if b >= 0:
+                pid = a
+                tid = b
+            else:
+                tid = a
+            comm_end = i0
+        else:
+            comm_end = i1
+        while comm_end > p and _is_ws(buf[comm_end - 1]):
+            comm_end -= 1
+    # the event: the first token after the time ending with ':'
+    x = t1
+    while x < e:
+        while x < e and _is_ws(buf[x]):
+            x += 1
+        y = x
+        while y < e and not _is_ws(buf[y]):
+            y += 1
+        if y > x and buf[y - 1] == 58:
+            return comm_end, pid, tid, True, x, y - 1, y
+        x = y
+    return comm_end, pid, tid, True, e, e, e
+
+
+@njit(cache=True, nogil=True)
+def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0, d1):
+    """Probe ``table`` for the frame (``buf[s0:s1]``, ``buf[d0:d1]``) among frames whose symbol
+    and dso bytes are kept one after the other in ``arena`` (`_to_arena`) from ``a_off``; a
+    frame's spans in the file are (k0, k1) and (k2, k3).  Returns (slot, id or -1, probes)."""
+    mask = np.uint64(table.shape[0] - 1)
+    slot = h & mask
+    probes = 0
+    while True:
+        g = table[slot]
+        if g < 0:
+            return slot, np.int64(-1), probes
+        sl = k1[g] - k0[g]
+        if hashes[g] == h and sl == s1 - s0 and k3[g] - k2[g] == d1 - d0 \
+                and _same_in_arena(arena, a_off[g], buf, s0, sl) \
+                and _same_in_arena(arena, a_off[g] + sl, buf, d0, d1 - d0):
+            return slot, g, probes
+        probes += 1
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
+                  nf, f_table):
+    """The id of frame (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``), added (first seen on line
+    ``lineno``) when new.  Returns (id, probes, then the frame table's arrays, arena, its bytes
+    used, count and hash table: grown ones are new arrays)."""
+    h = _mix64(span_hash(buf, s0, s1, basis) ^ (span_hash(buf, d0, d1, basis) * _K2))
+    slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
+    if fid < 0:
+        if nf == f_s0.shape[0]:
+            f_s0 = _grow_i64(f_s0, nf + 1)
+            f_s1 = _grow_i64(f_s1, nf + 1)
+            f_d0 = _grow_i64(f_d0, nf + 1)
+            f_d1 = _grow_i64(f_d1, nf + 1)
+            f_line = _grow_i64(f_line, nf + 1)
+            f_hash = _grow_u64(f_hash, nf + 1)
+            f_aoff = _grow_i64(f_aoff, nf + 1)
+        arena = _to_arena(arena, a_used, buf, s0, s1, d0, d1)
+        f_aoff[nf] = a_used
+        a_used += (s1 - s0) + (d1 - d0)
+        f_s0[nf] = s0
+        f_s1[nf] = s1
+        f_d0[nf] = d0
+        f_d1[nf] = d1
+        f_line[nf] = lineno
+        f_hash[nf] = h
+        f_table[slot] = nf
+        fid = nf
+        nf += 1
+        if 2 * nf > f_table.shape[0]:
+            f_table = _rehash(f_hash, nf)
+    return fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
+
+
+_INLINED = np.frombuffer(b"inlined", np.uint8)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_inlined(buf, d0, d1):
+    """Whether the dso span ``buf[d0:d1]`` is perf's ``inlined`` mark: ``perf script --inline``
+    writes a frame inlined into the next one as ``addr sym+off (inlined)``, with no dso."""
+    if d1 - d0 != 7:
+        return False
+    for q in range(7):
+        if buf[d0 + q] != _INLINED[q]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _address(buf, p, e):
+    """The span of a frame line's address (its first token, after white space)."""
+    while p < e and _is_ws(buf[p]):
+        p += 1
+    a = p
+    while p < e and _is_hex(buf[p]):
+        p += 1
+    return a, p
+
+
+@njit(cache=True, nogil=True)
+def _block(buf, pos, hi, basis):
+    """The frame lines from ``pos`` on (lines opening with white space and not blank): (how
+    many, the end of the first, where the line after them starts, whether that line ends the
+    event: a blank line, an event line or the end, not a comment, which the scan reads past;
+    a keyed hash of the lines after the first: each one's length and first 16 bytes, where
+    its address is, folded in; equal lines have equal hashes, the bytes are compared after)."""
+    q = pos
+    n = 0
+    first_end = np.int64(-1)
+    h = basis
+    while q < hi:
+        e = _line_end(buf, q, hi)
+        if q >= e or not _is_ws(buf[q]):
+            break
+        blank = True
+        for x in range(q, e):
+            if not _is_ws(buf[x]):
+                blank = False
+                break
+        if blank:
+            break
+        n += 1
+        if n == 1:
+            first_end = e
+        elif q + 16 <= buf.shape[0] and e - q >= 16:
+            h = _mix64(h ^ load_u64(buf, q) ^ (load_u64(buf, q + 8) * _K1) ^ np.uint64(e - q))
+        else:
+            h = _mix64(h ^ span_hash(buf, q, e, basis))
+        q = e + 1
+    return n, first_end, q, q >= hi or buf[q] != 35, h
