@@ -16,6 +16,7 @@ bench: setup
 	.venv/bin/python bench/bench_responsive.py --fresh-user
 	.venv/bin/python bench/bench_load.py
 	.venv/bin/python bench/bench_json_load.py --make-10m --record
+	.venv/bin/python bench/bench_text_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_compare_goal.py --goal
 	.venv/bin/python bench/bench_synthetic.py

@@ -1,30 +1,32 @@
-"""Loading aggregated text profiles (and pprof) against a simple peer on the same bytes, in one run.
+"""Issue 79's profile readers against a simple peer on the same bytes, in one run: ONE table.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_text_load.py [--lines 1000000] [--samples 1000000] [--repeat 3]
-        [--stages] [--only-text]
+    PYTHONPATH=. .venv/bin/python bench/bench_text_load.py [--lines 1000000] [--events 100000]
+        [--samples 1000000] [--nodes 1000000] [--repeat 3] [--stages] [--only ROW ...] [--only-text]
 
-Prints ONE table.  Rows:
+Rows (each with its goal, load time / the peer's):
 
 - collapsed stacks, 10^6 lines (generated like a profile grows: each stack keeps a long prefix
   of a recent one and calls 1-4 functions more; 30 000 functions, ~24 frames a line, sorted as
-  stackcollapse writes them): `textscan.collapsed_scan` alone and the whole load
-  (`tracevis3d.load`: scan, names, the Left Heavy builder of io/stacks.py) against
-  ``data.split(b"\\n")`` (goal: ≤ 2x); then the same from one starting point for both:
-  `io.load_bytes` of the bytes in memory against ``data.split``, and `tracevis3d.load` of the
-  path against ``path.read_bytes().split`` (the first row compares a load that reads the file
-  with a split of bytes already read);
+  stackcollapse writes them): ``tracevis3d.load(path)`` against reading the file and splitting
+  its lines (``path.read_bytes().split``; goal ≤ 1.5x), with `textscan.collapsed_scan` alone
+  beside it; below it the same load against ``data.split`` of bytes already read, and
+  `io.load_bytes` of the bytes in memory against ``data.split``;
 - perf script, 10^5 events of ~16 frames (four threads, the same kind of stacks): the scan
-  (`textscan.perf_scan`) and the whole load against ``data.split(b"\\n")``;
+  (`perf_scan.perf_scan`) and the whole load against ``data.split(b"\\n")`` (goal ≤ 1.5x);
 - pprof, ``--samples`` samples of ~12 locations (packed, as Go writes them): the whole load
   against google.protobuf's ``ParseFromString`` of the same bytes (the upb C decoder; no
-  stacks built), when google.protobuf is installed.
+  stacks built; goal ≤ 1.5x), when google.protobuf is installed;
+- V8 .cpuprofile, ``--nodes`` nodes and as many samples (bench_profile_load's file): the whole
+  load against ``orjson.loads`` (goal ≤ 1.3x), and below it against ``orjson.loads`` with the
+  garbage collector paused, as the load pauses it around its reader.
 
 ``--stages`` adds a line with each stage of the collapsed load (read, scan, names, the builder's
-steps, the trace check: `stages`); ``--only-text`` leaves out the pprof row.
+steps, the trace check: `stages`); ``--only`` keeps the rows named, ``--only-text`` the
+collapsed and perf rows.
 
 Each time is the least CPU time of ``--repeat`` runs (the process's CPU time: the machine may
-be shared, and wall time then measures the other processes).  The
-generated files are kept in build/bench-text/ and reused.
+be shared, and wall time then measures the other processes).  The generated files are kept in
+build/bench-text/ and reused.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 OUT = REPO / "build" / "bench-text"
+if __name__ == "__main__" and str(REPO) not in sys.path:  # run as a script from anywhere (make bench)
+    sys.path.insert(0, str(REPO))
 
 
 def _names(rng, n):
@@ -254,63 +258,123 @@ def _pprof_row(a) -> tuple:
     return (f"pprof {a.samples:,} samples", len(data), peer_name, peer, float("nan"), full, n_calls)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--events", type=int, default=100_000)
-    ap.add_argument("--samples", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--stages", action="store_true", help="also each stage of the collapsed load (CPU s)")
-    ap.add_argument("--only-text", action="store_true", help="the collapsed and perf rows only (no pprof)")
-    a = ap.parse_args(argv)
-    os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "build" / "numba-cache"))
-    OUT.mkdir(parents=True, exist_ok=True)
+#: issue 79's goals: load time / the peer's, each row
+GOALS = {"collapsed": 1.5, "perf": 1.5, "pprof": 1.5, "cpuprofile": 1.3}
+
+
+def _collapsed_rows(a, seed) -> list:
     import tracevis3d
-    from tracevis3d.kernels.gamma import process_hash_seed
-    from tracevis3d.kernels.perf_scan import perf_scan
+    from tracevis3d.io import load_bytes
     from tracevis3d.kernels.textscan import collapsed_scan
 
-    seed = process_hash_seed()
-    rows = []
-    # collapsed
     cpath = collapsed_file(a.lines)
     data = cpath.read_bytes()
     buf = np.frombuffer(data, np.uint8)
     collapsed_scan(buf[:4096], 0, 4096, seed, 100_000)
     tracevis3d.load(cpath, warn=False)  # compile / load every kernel once
-    peer = best(lambda: data.split(b"\n"), a.repeat)
+    n_calls = len(tracevis3d.load(cpath, warn=False))
     scan = best(lambda: collapsed_scan(buf, 0, buf.size, seed, 100_000), a.repeat)
     full = best(lambda: tracevis3d.load(cpath, warn=False), a.repeat)
-    n_calls = len(tracevis3d.load(cpath, warn=False))
-    rows.append((f"collapsed {a.lines:,} lines", len(data), "split(b'\\n')", peer, scan, full, n_calls))
-    # the same two starting points for both: the bytes in memory, and the file
-    from tracevis3d.io import load_bytes
-    in_memory = best(lambda: load_bytes(data, source=str(cpath), warn=False), a.repeat)
-    rows.append(("  the same, bytes in memory", len(data), "split(b'\\n')", peer, scan, in_memory, n_calls))
     from_file = best(lambda: cpath.read_bytes().split(b"\n"), a.repeat)
-    rows.append(("  the same, from the file", len(data), "read_bytes().split(b'\\n')", from_file, scan, full, n_calls))
-    st = stages(cpath, a.repeat) if a.stages else None
-    # perf script
-    ppath = perf_file(a.events)
-    data = ppath.read_bytes()  # the collapsed file's bytes are let go here
-    buf = np.frombuffer(data, np.uint8)
-    perf_scan(buf[:4096], 0, 4096, seed, 100_000, np.zeros(0, np.uint8))
-    tracevis3d.load(ppath, warn=False)
     peer = best(lambda: data.split(b"\n"), a.repeat)
-    scan = best(lambda: perf_scan(buf, 0, buf.size, seed, 100_000, np.zeros(0, np.uint8)), a.repeat)
-    full = best(lambda: tracevis3d.load(ppath, warn=False), a.repeat)
-    n_calls = len(tracevis3d.load(ppath, warn=False))
-    rows.append((f"perf script {a.events:,} events", len(data), "split(b'\\n')", peer, scan, full, n_calls))
-    # pprof
-    if not a.only_text:
-        rows.append(_pprof_row(a))
+    in_memory = best(lambda: load_bytes(data, source=str(cpath), warn=False), a.repeat)
+    return [("collapsed", f"collapsed {a.lines:,} lines, load(path)", len(data), "read_bytes().split(b'\\n')",
+             from_file, scan, full, n_calls),
+            (None, "  the same, against split alone", len(data), "split(b'\\n')", peer, scan, full, n_calls),
+            (None, "  the same, bytes in memory", len(data), "split(b'\\n')", peer, scan, in_memory, n_calls)]
 
-    print(f"bench_text_load ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; least CPU s of {a.repeat})")
-    head = ("case", "MB", "peer", "peer s", "scan s", "load s", "scan/peer", "load/peer", "calls")
-    print(f"{head[0]:<30} {head[1]:>7} {head[2]:<26} {head[3]:>7} {head[4]:>7} {head[5]:>7} {head[6]:>9} "
-          f"{head[7]:>9} {head[8]:>10}")
-    for name, nb, pname, p, s, f, nc in rows:
-        print(f"{name:<30} {nb / 1e6:>7.1f} {pname:<26} {p:>7.3f} {s:>7.3f} {f:>7.3f} {s / p:>9.2f} {f / p:>9.2f} "
+
+def _perf_row(a, seed) -> tuple:
+    import tracevis3d
+    from tracevis3d.kernels.perf_scan import perf_scan
+
+    ppath = perf_file(a.events)
+    data = ppath.read_bytes()
+    buf = np.frombuffer(data, np.uint8)
+    want = np.zeros(0, np.uint8)
+    perf_scan(buf[:4096], 0, 4096, seed, 100_000, want)
+    tracevis3d.load(ppath, warn=False)
+    n_calls = len(tracevis3d.load(ppath, warn=False))
+    peer = best(lambda: data.split(b"\n"), a.repeat)
+    scan = best(lambda: perf_scan(buf, 0, buf.size, seed, 100_000, want), a.repeat)
+    full = best(lambda: tracevis3d.load(ppath, warn=False), a.repeat)
+    return ("perf", f"perf script {a.events:,} events", len(data), "split(b'\\n')", peer, scan, full, n_calls)
+
+
+def _cpuprofile_rows(a) -> list:
+    """The .cpuprofile row (bench_profile_load's file): the load against orjson.loads as a caller
+    makes it (the garbage collector on: its passes over the 10^7 objects the parse makes are part
+    of that parse), and, below it, against orjson.loads with the collector paused as
+    `tracevis3d.load` pauses it around its reader."""
+    import gc
+
+    import orjson
+
+    import tracevis3d
+    from bench_profile_load import cpuprofile_file
+
+    path = cpuprofile_file(a.nodes)
+    data = path.read_bytes()
+    tracevis3d.load(path, warn=False)
+    n_calls = len(tracevis3d.load(path, warn=False))
+    full = best(lambda: tracevis3d.load(path, warn=False), a.repeat)
+    peer = best(lambda: orjson.loads(data), a.repeat)
+
+    def paused():
+        gc.disable()
+        try:
+            return orjson.loads(data)
+        finally:
+            gc.enable()
+
+    peer_paused = best(paused, a.repeat)
+    nan = float("nan")
+    return [("cpuprofile", f".cpuprofile {a.nodes:,} nodes", len(data), "orjson.loads", peer, nan, full, n_calls),
+            (None, "  the same, collector paused", len(data), "orjson.loads, gc paused", peer_paused, nan, full,
+             n_calls)]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--nodes", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--stages", action="store_true", help="also each stage of the collapsed load (CPU s)")
+    ap.add_argument("--only", choices=("collapsed", "perf", "pprof", "cpuprofile"), action="append",
+                    help="these rows only (repeatable; default: all)")
+    ap.add_argument("--only-text", action="store_true", help="the collapsed and perf rows only")
+    a = ap.parse_args(argv)
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(REPO / "build" / "numba-cache"))
+    OUT.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(REPO / "bench"))
+    from tracevis3d.kernels.gamma import process_hash_seed
+
+    only = set(a.only or (["collapsed", "perf"] if a.only_text else ["collapsed", "perf", "pprof", "cpuprofile"]))
+    seed = process_hash_seed()
+    rows = []
+    if "collapsed" in only:
+        rows += _collapsed_rows(a, seed)
+    st = stages(collapsed_file(a.lines), a.repeat) if a.stages and "collapsed" in only else None
+    if "perf" in only:
+        rows.append(_perf_row(a, seed))
+    if "pprof" in only:
+        name, nb, pname, p, _, f, nc = _pprof_row(a)
+        rows.append(("pprof", name, nb, pname, p, float("nan"), f, nc))
+    if "cpuprofile" in only:
+        rows += _cpuprofile_rows(a)
+
+    print(f"bench_text_load: issue 79's profile readers ({os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}; least CPU s of {a.repeat})")
+    head = ("case", "MB", "peer", "peer s", "scan s", "load s", "load/peer", "goal", "calls")
+    print(f"{head[0]:<36} {head[1]:>7} {head[2]:<27} {head[3]:>7} {head[4]:>7} {head[5]:>7} {head[6]:>9} "
+          f"{head[7]:>10} {head[8]:>10}")
+    for key, name, nb, pname, p, s, f, nc in rows:
+        goal = GOALS.get(key)
+        verdict = "" if goal is None else f"<= {goal:g} {'met' if f / p <= goal else 'NOT'}"
+        scan = f"{s:>7.3f}" if s == s else f"{'-':>7}"
+        print(f"{name:<36} {nb / 1e6:>7.1f} {pname:<27} {p:>7.3f} {scan} {f:>7.3f} {f / p:>9.2f} {verdict:>10} "
               f"{nc:>10,}")
     if st is not None:
         print("collapsed load by stage (CPU s, the least total of the loads): "

@@ -209,10 +209,14 @@ def build_inputs(a, tmp: pathlib.Path) -> list:
     if a.realdata:
         for p in sorted(pathlib.Path(a.realdata).rglob("*")):
             if p.is_file() and (p.name.endswith(".json") or p.name.endswith(".json.gz")):
-                jobs.append((f"real {p.relative_to(a.realdata)}", str(p), "default", {}))
+                jobs.append((f"real {p.relative_to(a.realdata)}", str(p.resolve()), "default", {}))
     if a.bench_dir:
         for p in sorted(pathlib.Path(a.bench_dir).glob("*.json")):
-            jobs.append((f"bench {p.name}", str(p), "default", {}))
+            jobs.append((f"bench {p.name}", str(p.resolve()), "default", {}))
+    for pattern in a.files or ():  # any format: the files a glob names (recursive with **)
+        for p in sorted(pathlib.Path().glob(pattern)):
+            if p.is_file():
+                jobs.append((f"file {p}", str(p.resolve()), "default", {}))
     if a.fuzz:
         sys.path.insert(0, str(REPO / "tests" / "support"))
         sys.path.insert(0, str(REPO))
@@ -240,7 +244,9 @@ def build_inputs(a, tmp: pathlib.Path) -> list:
 
 def run_tree(tree: str, jobs_file: str, out_file: str) -> dict:
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
-    subprocess.run([sys.executable, "-c", _CHILD, jobs_file, out_file], env=env, check=True)
+    # run in the tree's folder: ``python -c`` puts the working folder first on sys.path, so from
+    # another checkout's root the child would import that checkout's package, not the tree's
+    subprocess.run([sys.executable, "-c", _CHILD, jobs_file, out_file], env=env, check=True, cwd=os.path.abspath(tree))
     return pickle.load(open(out_file, "rb"))
 
 
@@ -250,6 +256,8 @@ def main():
     ap.add_argument("--new", default=str(REPO))
     ap.add_argument("--realdata", default=str(REPO.parent / "shared" / "realdata"))
     ap.add_argument("--bench-dir")
+    ap.add_argument("--files", action="append", help="a glob of more inputs, any format (repeatable; "
+                                                     "e.g. 'tests/data/formats/**/*.pb.gz')")
     ap.add_argument("--fuzz", type=int, default=600)
     ap.add_argument("--side", type=int, default=400)
     a = ap.parse_args()
