@@ -19,20 +19,21 @@ import sys
 import tempfile
 
 KEY_FRAMES = (14, 30, 48)
-JPEG_QUALITY = 85  # the manual's stills: ~100 kB at 1280x720 where the PNG is ~700 kB
+JPEG_QUALITY = 80  # the manual's stills: ~100 kB at 1280x720 where the PNG is ~700 kB
 
 
-def still(png: str, jpg: str) -> None:
-    """The rendered frame ``png`` written as the JPEG ``jpg`` (Blender's own image writer)."""
+def still(png: str, jpg: str, quality: int = JPEG_QUALITY) -> None:
+    """The rendered frame ``png`` written as the JPEG ``jpg``, pixels as they are (Blender's own
+    image writer; no scene, so no view transform: a new scene's AgX would wash them out)."""
     import bpy
 
     image = bpy.data.images.load(png)
     try:
-        scene = bpy.data.scenes.new("tv3d-still")
-        scene.render.image_settings.file_format = "JPEG"
-        scene.render.image_settings.quality = JPEG_QUALITY
-        image.save_render(jpg, scene=scene)
-        bpy.data.scenes.remove(scene)
+        if not image.size[0]:  # (reading the size loads the pixels: before the path changes, or the
+            raise ValueError(f"{png}: no image")  # save would load them from ``jpg``)
+        image.filepath_raw = jpg
+        image.file_format = "JPEG"
+        image.save(quality=quality)
     finally:
         bpy.data.images.remove(image)
 

@@ -62,7 +62,7 @@ def render(args: list, png: pathlib.Path) -> None:
 def to_jpeg(png: pathlib.Path, jpg: pathlib.Path, width: int) -> None:
     code = ("import bpy, sys; im = bpy.data.images.load(sys.argv[1]); w, h = im.size; "
             "W = int(sys.argv[3]); im.scale(W, int(round(h * W / w))) if W != w else None; "
-            "im.filepath_raw = sys.argv[2]; im.file_format = 'JPEG'; im.save(quality=88)")
+            "im.filepath_raw = sys.argv[2]; im.file_format = 'JPEG'; im.save(quality=80)")
     subprocess.run([sys.executable, "-c", code, str(png), str(jpg), str(width)], check=True, capture_output=True)
 
 
