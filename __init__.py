@@ -32,7 +32,7 @@ import sys
 import bpy
 
 _UNSET = object()
-_state = {"cli": None, "registered": False, "numba_cache_before": _UNSET, "warmup": None}
+_state = {"cli": None, "registered": False, "numba_cache_before": _UNSET}
 
 
 def _numba_cache_dir() -> str | None:
@@ -51,35 +51,9 @@ def _configure_numba() -> None:
     from .tracevis3d import _numba_env  # first import of the core: after the env is set
 
     _numba_env.configure(cache)  # also tells an already imported numba
-    _start_warmup(cache)
+    from .ui import background_warmup
 
-
-def _start_warmup(cache: str | None) -> None:
-    """In the UI, on a cold cache: prepare the kernels in a background process (never headless:
-    scripts and tests start their own work at once, and a process must not outlive them)."""
-    if not cache or bpy.app.background:
-        return
-    from .tracevis3d import kernel_cache
-
-    if any(kernel_cache.is_cold(step, cache) for step in kernel_cache.STEP_KERNELS):
-        _state["warmup"] = kernel_cache.start_background_warmup(cache)
-
-
-def warmup_running() -> bool:
-    """Is the background process preparing the kernels still at work?"""
-    proc = _state["warmup"]
-    return proc is not None and proc.poll() is None
-
-
-def _stop_warmup() -> None:
-    proc = _state["warmup"]
-    _state["warmup"] = None
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=2)
-        except Exception:  # noqa: BLE001  never block unregistering
-            pass
+    background_warmup.start(cache)  # the panel asks `background_warmup.running`
 
 
 def _restore_numba() -> None:
@@ -181,7 +155,9 @@ def unregister():
     from .tracevis3d.blender import session, tasks, zoom_inputs
 
     tasks.QUEUE.cancel_all()
-    _stop_warmup()
+    from .ui import background_warmup
+
+    background_warmup.stop()
     if _state["cli"] is not None:
         try:
             bpy.utils.unregister_cli_command(_state["cli"])

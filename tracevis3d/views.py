@@ -7,7 +7,9 @@ panel section that edits it, a one-line summary, the animations it supports, and
 step that compiles its kernels.  The consumers read this table instead of lists of their own:
 
 - the command line (`tracevis3d.cli.make_parser`, ``COMMANDS``): one sub-command per `Command`,
-  added by the view's CLI module (``add_parsers(sub)``; runners in its ``COMMANDS``);
+  added by the view's CLI module (``add_parsers(sub)``; runners in its ``COMMANDS``), rendered by
+  `tracevis3d.cli.render.render_view` with the entry's job and its hooks `View.prepare` and
+  `View.describe`;
 - the option reference (`tracevis3d.cli.reference.commands`);
 - the panel (``ui.properties.VIEWS``: a property group per view; ``ui.panels``: each view's
   section is labelled `View.panel`, and a view without a hand-made section gets a generated
@@ -92,6 +94,12 @@ class View:
     load: str = ""
     #: said after the schema's doc in the option reference
     reference_note: str = ""
+    #: the command line's account of a built scene (`tracevis3d.cli.render.describe_view`):
+    #: ``describe(info, params, trace, args) -> (progress lines, notes)``; '' for none
+    describe: str = ""
+    #: what the command line checks and adds before the build job (`tracevis3d.cli.render.render_view`):
+    #: ``prepare(args, trace) -> the job's keywords``; '' for ``trace_path=`` the trace's absolute path
+    prepare: str = ""
 
     @property
     def params_class(self):
@@ -134,14 +142,14 @@ VIEWS: tuple = (
          commands=(Command("render-icicle TRACE", "render the extruded 3D icicle of a trace to an image"),),
          cli="cli.icicle", job="blender.tasks:build_job", steps="blender.tasks:build_steps",
          scene_key="tracevis3d_build", panel="Parameters", animations=("growth", "flythrough", "turntable"),
-         warmup="layout", warm="warmup:warm_icicle"),
+         warmup="layout", warm="warmup:warm_icicle", describe="cli.icicle:describe"),
     View("compare", "Comparison", "Two runs side by side (TraceDiff): a shaded tube between every matched call.",
          params="params.compare:CompareParams", schemas=(_RENDER, "params.compare:COMPARE"),
          commands=(Command("render-compare A B", "render two runs side by side (TraceDiff) to an image"),),
          cli="cli.compare", job="blender.tasks:compare_build_job", steps="blender.tasks:compare_build_steps",
          scene_key="tracevis3d_compare", panel="Compare Runs",
          animations=("reveal", "growth", "flythrough", "turntable"), warmup="compare", warm="warmup:warm_compare",
-         two_traces=True),
+         two_traces=True, describe="cli.compare:describe"),
     View("threads", "Thread view", "Who waits on whom (SyncTrace): every thread on a ring, a curve from each "
          "wait to its release.",
          params="params.threads:ThreadsParams",
@@ -149,13 +157,14 @@ VIEWS: tuple = (
          commands=(Command("render-threads TRACE", "render who waits on whom (SyncTrace thread view) to an image"),),
          cli="cli.threads", job="blender.threads_tasks:threads_build_job",
          steps="blender.threads_tasks:threads_build_steps", scene_key="tv3d_threads", panel="Threads",
-         animations=("handoffs", "growth", "flythrough", "turntable"), warmup="layout", warm="warmup:warm_threads"),
+         animations=("handoffs", "growth", "flythrough", "turntable"), warmup="layout", warm="warmup:warm_threads",
+         describe="cli.threads:describe", prepare="cli.threads:prepare"),
     View("cone", "Cone tree", "The call hierarchy as a 3D cone tree of calling contexts (Robertson et al. 1991).",
          params="params.cone:ConeParams", schemas=(_RENDER, "params.cone:CONE"),
          commands=(Command("render-cone TRACE", "render the cone tree of a trace's calling contexts to an image"),),
          cli="cli.cone", job="blender.cone_tasks:cone_build_job", steps="blender.cone_tasks:cone_build_steps",
          scene_key="tracevis3d_cone", panel="Structure", animations=("turntable", "growth", "flythrough"),
-         warmup="structure", warm="warmup:warm_cone"),
+         warmup="structure", warm="warmup:warm_cone", describe="cli.cone:describe"),
     View("extravis", "Who calls whom (EXTRAVIS)", "EXTRAVIS: a circular bundle view of who calls whom and a "
          "massive sequence view of every call in one time window.",
          params="params.extravis:ExtravisParams", schemas=(_RENDER, "params.extravis:EXTRAVIS"),
@@ -166,7 +175,7 @@ VIEWS: tuple = (
          cli="cli.extravis", job="blender.extravis_tasks:extravis_build_job",
          steps="blender.extravis_tasks:extravis_build_steps", scene_key="tracevis3d_extravis",
          panel="Who Calls Whom (EXTRAVIS)", animations=(), warmup="layout",
-         warm="warmup:warm_extravis",
+         warm="warmup:warm_extravis", describe="cli.extravis:describe", prepare="cli.extravis:prepare",
          reference_note="`render-heb TRACE` and `render-sequence TRACE` draw one of the two views alone, filling "
                         "the figure; they take the same options."),
     View("live", "Live feed", "The growing icicle of a running program, fed by the live protocol (ZeroMQ).",
@@ -181,7 +190,7 @@ VIEWS: tuple = (
          commands=(Command("render-memory CAPTURE", "render a memray capture's memory over time to an image"),),
          cli="cli.memory", job="blender.memory_tasks:memory_build_job",
          steps="blender.memory_tasks:memory_build_steps", scene_key="tracevis3d_memory", panel="Memory",
-         animations=(), warmup="", warm="", load="io.memray:load_memory"),
+         animations=(), warmup="", warm="", load="io.memray:load_memory", describe="cli.memory:describe"),
 )
 
 _BY_NAME = {v.name: v for v in VIEWS}

@@ -46,12 +46,12 @@ class VIEW3D_PT_tracevis3d(_Base, Panel):
 
 def draw_job(layout) -> None:
     """The running job: a progress bar with its step text, and Cancel."""
-    from .. import warmup_running
     from ..tracevis3d.blender.tasks import QUEUE
+    from .background_warmup import running as background_warmup_running
 
     job = QUEUE.current
     if job is None or job.finished:
-        if warmup_running():
+        if background_warmup_running():
             layout.label(text="Preparing kernels in the background (first run only)", icon="TIME")
         return
     box = layout.box()
@@ -99,7 +99,7 @@ def _schema(view: str):
     return VIEWS[view].SCHEMA
 
 
-def _section(view: str) -> str:
+def section_label(view: str) -> str:
     """The label of a view's section: its registry entry's (`tracevis3d.views.View.panel`)."""
     from ..tracevis3d.views import view as view_of
 
@@ -110,7 +110,7 @@ class VIEW3D_PT_tracevis3d_threads(_Base, Panel):
     """Who waits on whom (SyncTrace): build the thread view; its parameters (the Threads
     schema); focus the picked call's thread; who released the picked call."""
 
-    bl_label = _section("threads")
+    bl_label = section_label("threads")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -140,7 +140,7 @@ class VIEW3D_PT_tracevis3d_extravis(_Base, Panel):
     (at once with Follow Handles, `follow_handles`, else at the next Build); the element last picked with Show Call can be highlighted (its calls
     lit in both views)."""
 
-    bl_label = _section("extravis")
+    bl_label = section_label("extravis")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -173,7 +173,7 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
     brushing; the tube colour switches at once, the others rebuild on Compare, Brush or
     Align)."""
 
-    bl_label = _section("compare")
+    bl_label = section_label("compare")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -202,7 +202,7 @@ class VIEW3D_PT_tracevis3d_compare(_Base, Panel):
 class VIEW3D_PT_tracevis3d_live(_Base, Panel):
     """Watch a program run: endpoint, Connect/Disconnect, follow now, status line."""
 
-    bl_label = _section("live")
+    bl_label = section_label("live")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -238,7 +238,7 @@ class VIEW3D_PT_tracevis3d_live(_Base, Panel):
 class VIEW3D_PT_tracevis3d_params(_Base, Panel):
     """The icicle's parameters (the Icicle schema); Build applies them."""
 
-    bl_label = _section("icicle")
+    bl_label = section_label("icicle")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
 
     def draw(self, context):
@@ -251,7 +251,7 @@ class VIEW3D_PT_tracevis3d_params(_Base, Panel):
 class VIEW3D_PT_tracevis3d_structure(_Base, Panel):
     """Search with history, bookmarks, the cone tree (SEAT's exploration) and its parameters."""
 
-    bl_label = _section("cone")
+    bl_label = section_label("cone")
     bl_parent_id = "VIEW3D_PT_tracevis3d"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -373,7 +373,7 @@ class VIEW3D_PT_tracevis3d_details(_Base, Panel):
             col.label(text=line)
 
 
-#: the sections written here for their views (each labelled `_section(view)`)
+#: the sections written here for their views (each labelled `section_label(view)`)
 HAND_MADE = (
     VIEW3D_PT_tracevis3d_params,
     VIEW3D_PT_tracevis3d_compare,

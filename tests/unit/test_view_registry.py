@@ -74,9 +74,10 @@ def test_every_reference_resolves(v):
     cls = v.params_class
     assert cls.SCHEMA in v.option_schemas(), "its commands take its parameters"
     assert v.summary and v.title and v.panel
-    for ref in (v.job, v.steps):
+    for ref in (v.job, v.steps) + tuple(r for r in (v.describe, v.prepare) if r):
         assert _defines(ref), ref
     assert _module_file(v.cli).is_file(), v.cli
+    assert v.describe or not v.commands or v.name == "live", "a view's command says what its scene holds"
 
 
 @pytest.mark.parametrize("v", VIEWS, ids=lambda v: v.name)
@@ -153,7 +154,7 @@ def test_reference_lists_every_view_command():
 
 # ----------------------------------------------------------------------------- the panel
 def _panel_sections() -> dict:
-    """panel class -> (the view of its ``bl_label = _section(view)``, the views it draws with
+    """panel class -> (the view of its ``bl_label = section_label(view)``, the views it draws with
     ``_schema(view)``, a literal bl_label) in ui/panels.py."""
     out = {}
     for node in ast.parse(_source(REPO / "ui" / "panels.py")).body:
@@ -162,7 +163,7 @@ def _panel_sections() -> dict:
         section, literal = None, None
         for stmt in node.body:
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "bl_label" for t in stmt.targets):
-                if isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", "") == "_section":
+                if isinstance(stmt.value, ast.Call) and getattr(stmt.value.func, "id", "") == "section_label":
                     section = stmt.value.args[0].value
                 elif isinstance(stmt.value, ast.Constant):
                     literal = stmt.value.value
@@ -224,6 +225,21 @@ def test_animation_kinds_come_from_the_registry():
     text = _source(PKG / "blender" / "animate.py")
     assert "KINDS = ANIMATIONS" in text
     assert not re.search(r'\("growth", "flythrough"', text), "animate.py lists kinds of its own"
+
+
+def test_the_view_commands_use_the_public_path():
+    """A view's command module reaches the shared command-line code by public names only (no
+    ``_name`` of another module), and docs/extending.md teaches only public names
+    (`cli.render.render_view`, `cli.common`)."""
+    for v in VIEWS:
+        tree = ast.parse(_source(_module_file(v.cli)))
+        private = [f"{n.module}:{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                   for a in n.names if a.name.startswith("_") and not a.name.startswith("__")]
+        private += [f"{n.value.id}.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and n.value.id == "cli" and n.attr.startswith("_")]
+        assert not private, (v.cli, private)
+    text = (REPO / "docs" / "extending.md").read_text(encoding="utf-8")
+    assert "render_view" in text and not re.findall(r"`[\w.]*\._[a-z]\w*", text), re.findall(r"`[\w.]*\._[a-z]\w*", text)
 
 
 def test_render_animation_takes_every_animated_view_options():

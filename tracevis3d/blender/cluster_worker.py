@@ -24,7 +24,9 @@ _OPEN = {"digest": None}
 _CACHE = os.path.join(tempfile.gettempdir(), f"tv3d-worker-{os.getpid()}")
 
 
-def _worker_name() -> str:
+def worker_name() -> str:
+    """The address of the Dask worker this runs in (``pid N`` outside one): a figure's or a
+    frame's record names it."""
     try:
         from distributed import get_worker
 
@@ -94,7 +96,7 @@ def render_chunk(blend, digest: str, a: int, b: int) -> dict:
     """Scene frames a..b of the saved animation ``blend`` (path or bytes) as PNG bytes, rendered
     with the file's own engine and settings (`anim_render.render_frames`):
     {"frames", "pngs", "worker", "seconds"}."""
-    worker = _worker_name()
+    worker = worker_name()
     res = in_bpy_thread(_render_chunk, blend, digest, a, b)
     res["worker"] = worker
     return res

@@ -12,20 +12,21 @@ import argparse
 import os
 import sys
 
-from .common import PROG, CLIError, _Help, _HelpShown, _Parser, run_job  # noqa: F401 (run_job: the API)
+from .common import PROG, CLIError, HelpFormatter, HelpShown, Parser, run_job  # noqa: F401 (run_job: the API)
 from .compare import compare_params, render_compare  # noqa: F401
 from .icicle import icicle_params, render_icicle  # noqa: F401
+from .render import render_view  # noqa: F401
 
 
 def make_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="TraceVis3D: execution traces as 3D scenes in Blender.",
-                formatter_class=_Help)
+    p = Parser(prog=PROG, description="TraceVis3D: execution traces as 3D scenes in Blender.",
+               formatter_class=HelpFormatter)
     from .._version import __version__
 
     from ..params.cli import add_version
 
     add_version(p, f"{PROG} {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     from ..views import VIEWS, resolve
 
     for view in VIEWS:  # each view's commands, added by its CLI module (`tracevis3d.views`)
@@ -42,7 +43,7 @@ def make_parser() -> argparse.ArgumentParser:
                    description="List every trace format TraceVis3D recognises: whether it is read, what its x\n"
                                "axis is (time, or a measure for merged stacks), the tools that write it.\n"
                                "Files are recognised by their content, not their names; gzip is inflated first.",
-                   formatter_class=_Help)
+                   formatter_class=HelpFormatter)
     return p
 
 
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             raise CLIError(f"unknown command {args.command!r}", 2)
         print(run(args))
         return 0
-    except _HelpShown:
+    except HelpShown:
         return 0
     except CLIError as e:
         if str(e):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import time
 
-from .common import (FOOTER, TRACE_HELP, CLIError, _build, _fill_scene_settings, _Help, _load, _progress,
-                     choose_device_or_exit, params_and_trace)
+from .common import (FOOTER, TRACE_HELP, CLIError, HelpFormatter, choose_device_or_exit, fill_scene_settings,
+                     params_and_trace, progress)
 
 EXAMPLES = """examples:
   python -m tracevis3d render-animation trace.json -o growth.mp4 --seconds 8 --fps 24
@@ -29,7 +29,7 @@ def add_animation_parser(sub) -> None:
     r = add_command(sub, "render-animation", help="render an animation of a figure (growth, fly-through, turntable)",
                 description="Render an animation of a trace's figure to a video or a folder of PNG frames:\n"
                             "calls growing over time, a camera flying along time, or an orbit.",
-                epilog=EXAMPLES, formatter=_Help,
+                epilog=EXAMPLES, formatter=HelpFormatter,
                 positionals=[("trace", "TRACE", TRACE_HELP),
                              ("trace_b", "TRACE_B", "a second run of the program: the comparison of the two", "?")],
                 schemas=[ANIMATION, ANIMATION_RENDER, *ANIMATION_VIEWS])
@@ -94,15 +94,13 @@ def _view(args) -> str:
 
 def _build_icicle(args, scene) -> dict:
     from .icicle import icicle_params
+    from .render import build_view
 
     params, trace = params_and_trace(args, icicle_params)
-    from ..blender.tasks import build_job
-
-    info = _build(build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace)),
-                  args.trace, 0.1, 0.5)
-    _fill_scene_settings(scene, "icicle")
+    info = build_view("icicle", trace, params, scene, args.trace, 0.1, 0.5, trace_path=os.path.abspath(args.trace))
+    fill_scene_settings(scene, "icicle")
     m = info["meta"]
-    _progress(0.5, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters in {info['timings']['total']:.2f} s")
+    progress(0.5, f"scene: {m['n_boxes']} boxes, {m['n_clusters']} clusters in {info['timings']['total']:.2f} s")
     return m
 
 
@@ -110,27 +108,24 @@ def _build_compare(args, scene) -> dict:
     from ..params.cli import values
     from ..params.compare import COMPARE
     from ..params.icicle import ICICLE
-    from .common import _check_trace, run_job
-    from .compare import _calls_of_options, _check_thread
+    from .common import run_job
+    from .compare import check_thread, load_pair, resolve_call_options
+    from .render import build_view
 
-    for path in (args.trace, args.trace_b):
-        _check_trace(path)
-    a = _load(args.trace, 0.0, 0.05)
-    b = _load(args.trace_b, 0.05, 0.1)
-    _check_thread(a, args.thread_a, args.trace)
-    _check_thread(b, args.thread_b, args.trace_b)
-    from ..blender.tasks import compare_build_job, compare_job
+    a, b = load_pair(args.trace, args.trace_b)
+    check_thread(a, args.thread_a, args.trace)
+    check_thread(b, args.thread_b, args.trace_b)
+    from ..blender.tasks import compare_job
 
     paths = (os.path.abspath(args.trace), os.path.abspath(args.trace_b))
     cmp = run_job(compare_job(*paths, tau=args.tau), 0.1, 0.3)
     differ = [p.name for p in COMPARE if p.name in ICICLE.by_name and ICICLE[p.name] != p]
     params = values(args, COMPARE, skip=differ)  # those the icicle declares otherwise: the comparison's defaults
-    _calls_of_options(cmp, params)
-    info = _build(compare_build_job(cmp, params, scene=scene, paths=paths), f"{args.trace} vs {args.trace_b}",
-                  0.3, 0.5)
-    _fill_scene_settings(scene, "compare")
+    resolve_call_options(cmp, params)
+    info = build_view("compare", cmp, params, scene, f"{args.trace} vs {args.trace_b}", 0.3, 0.5, paths=paths)
+    fill_scene_settings(scene, "compare")
     m = info["meta"]
-    _progress(0.5, f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches "
+    progress(0.5, f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches "
                    f"in {info['timings']['total']:.2f} s")
     return m
 
@@ -139,15 +134,14 @@ def _build_one(args, scene, view: str) -> tuple:
     """Any other view of one trace (the thread view, the cone tree): its parameters and its
     build job are the view registry's (`tracevis3d.views`); (layout meta, trace)."""
     from ..params.animation import differing
-    from ..views import resolve
     from ..views import view as view_of
     from .common import view_params
+    from .render import build_view
 
     schema = view_of(view).params_class.SCHEMA
     params, trace = params_and_trace(args, lambda a: view_params(view, a, skip=differing(schema)))
-    job = resolve(view_of(view).job)
-    info = _build(job(trace, params, scene=scene), args.trace, 0.1, 0.5)
-    _progress(0.5, f"scene: {view} view in {info['timings']['total']:.2f} s")
+    info = build_view(view, trace, params, scene, args.trace, 0.1, 0.5)
+    progress(0.5, f"scene: {view} view in {info['timings']['total']:.2f} s")
     return info["meta"], trace
 
 
@@ -166,7 +160,7 @@ def render_animation(args) -> str:
 
 def _render_animation(args, session) -> str:
     from ..params.animation import frame_count
-    from .common import _scene
+    from .common import fresh_scene
 
     view, kind = _view(args)
     out, video, save = _checked_target(args)
@@ -180,7 +174,7 @@ def _render_animation(args, session) -> str:
         device_text = choose_device_or_exit(current_scene(), args.device, engine_id(args.engine))  # before the long work
     except ImportError:
         raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
-    scene = _scene()
+    scene = fresh_scene()
     trace = None
     if view == "icicle":
         m = _build_icicle(args, scene)
@@ -197,10 +191,10 @@ def _render_animation(args, session) -> str:
                              zoom_window=args.zoom_window, zoom_levels=args.zoom_levels)
     except ValueError as e:
         raise CLIError(f"{args.trace}: {e}", 2) from None
-    _progress(0.55, f"{anim['kind']}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
+    progress(0.55, f"{anim['kind']}: {n} frames at {args.fps} fps set up in {time.perf_counter() - t:.2f} s")
     if anim.get("refine"):
         z = anim["refine"]
-        _progress(0.55, f"flying into {z['window'][0]:,.0f}..{z['window'][1]:,.0f} µs ({z['magnification']:,.0f}x): "
+        progress(0.55, f"flying into {z['window'][0]:,.0f}..{z['window'][1]:,.0f} µs ({z['magnification']:,.0f}x): "
                         f"{len(z['levels'])} refinement levels built in {z['seconds']:.2f} s, arriving at frame "
                         f"{anim['target']['frame']}")
     from ..blender.anim_render import render_frames, setup_animation_output
@@ -217,10 +211,10 @@ def _render_animation(args, session) -> str:
         pack_fonts()
         if not save_blend(save, scene):
             raise CLIError(f"could not save {save}", 1)
-        _progress(0.56, f"saved {save}")
+        progress(0.56, f"saved {save}")
     a, b = args.frames or (1, n)
-    _progress(0.57, device_text)
-    _progress(0.57, f"rendering frames {a}-{b} at {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
+    progress(0.57, device_text)
+    progress(0.57, f"rendering frames {a}-{b} at {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
     t = time.perf_counter()
     if session is not None:
         from .cluster_render import render_frames_on_cluster
@@ -231,7 +225,7 @@ def _render_animation(args, session) -> str:
     except ValueError as e:
         raise CLIError(str(e), 2) from None
     dt = time.perf_counter() - t
-    _progress(1.0, f"rendered {b - a + 1} frames in {dt:.1f} s ({dt / (b - a + 1):.2f} s a frame)")
+    progress(1.0, f"rendered {b - a + 1} frames in {dt:.1f} s ({dt / (b - a + 1):.2f} s a frame)")
     if anim.get("target"):
-        _progress(1.0, f"fly-through target at frame {anim['target']['frame']}")
+        progress(1.0, f"fly-through target at frame {anim['target']['frame']}")
     return res["path"]

@@ -17,7 +17,7 @@ import os
 import shlex
 import time
 
-from .common import FOOTER, CLIError, _Help, _progress
+from .common import FOOTER, CLIError, HelpFormatter, progress
 
 from ..params.cluster import BATCH_IMAGE_FORMATS
 from ..params.cluster import BATCH_VIEW_COMMANDS as VIEW_COMMANDS
@@ -40,7 +40,7 @@ def add_batch_parser(sub) -> None:
     r = sub.add_parser("render-batch", help="render one figure per trace (per pair for compare) in parallel",
                        description="Render one figure per trace (or per pair of traces for --view compare) in\n"
                                    "parallel on Dask workers, with a manifest of what was made and what failed.",
-                       epilog=EXAMPLES, formatter_class=_Help)
+                       epilog=EXAMPLES, formatter_class=HelpFormatter)
     add_options(r, (("traces", "TRACE", "trace files (for compare: A B pairs, in order)", "+"),), [BATCH_SCHEMA],
                 required=("output",))
     add_cluster_options(r, "figures")
@@ -118,7 +118,7 @@ def render_batch(args) -> str:
                                "error": f"{e.filename or paths[0]}: {e.strerror or e}"})
             except ClusterError as e:  # the workers did not take a trace in time
                 raise CLIError(str(e), 1) from None
-        _progress(0.05, f"{len(calls)} {args.view} figures to {len(session.workers)} worker(s) of {session.address}")
+        progress(0.05, f"{len(calls)} {args.view} figures to {len(session.workers)} worker(s) of {session.address}")
         prog = Progress(len(calls), "figures", 0.05, 0.98)
 
         def record(i, res):
@@ -143,7 +143,7 @@ def render_batch(args) -> str:
                 "seconds": round(time.perf_counter() - t0, 3), "made": made, "failed": failed}
     path = os.path.join(out, "manifest.json")
     write_whole(path, json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", what="cannot write the manifest")
-    _progress(1.0, f"{len(made)} figures made, {len(failed)} failed ({path})")
+    progress(1.0, f"{len(made)} figures made, {len(failed)} failed ({path})")
     if failed:
         first = failed[0]
         raise CLIError(f"{len(failed)} of {len(jobs)} figures failed (manifest: {path}); "

@@ -20,7 +20,7 @@ def _run_command(argv: list) -> tuple:
     import io
 
     from . import command_runner, make_parser
-    from .common import CLIError, _HelpShown
+    from .common import CLIError, HelpShown
 
     err = io.StringIO()
     code, line = 0, ""
@@ -28,7 +28,7 @@ def _run_command(argv: list) -> tuple:
         try:
             args = make_parser().parse_args(argv)
             command_runner(args.command)(args)
-        except _HelpShown:
+        except HelpShown:
             pass
         except CLIError as e:
             code, line = e.code, str(e)
@@ -72,7 +72,7 @@ def render_figure(command: str, inputs: list, options: list, ext: str = ".png") 
     ``options``, written to a temporary image: {"code", "error" (one line), "image" (bytes or
     None), "seconds", "worker"}.  A failing trace is a result (its code and line), not an
     exception: the batch records it and goes on."""
-    worker = worker_state._worker_name()
+    worker = worker_state.worker_name()
     res = worker_state.in_bpy_thread(_render_figure, command, inputs, options, ext)
     res["worker"] = worker
     return res

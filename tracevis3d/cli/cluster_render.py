@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import time
 
-from .common import CLIError, _progress
+from .common import CLIError, progress
 
 
 def add_cluster_options(r, what: str) -> None:
@@ -55,7 +55,7 @@ def open_cluster(spec: str, stack: contextlib.ExitStack, args=None):
     except ClusterError as e:
         raise CLIError(str(e), 1) from None
     versions = sorted({f"bpy {r['bpy']}" for r in good.values()})
-    _progress(0.02, f"cluster {session.address}: {len(good)} worker(s) rendering ({', '.join(versions)}), "
+    progress(0.02, f"cluster {session.address}: {len(good)} worker(s) rendering ({', '.join(versions)}), "
                     f"ready in {time.perf_counter() - t:.1f} s")
     return session
 
@@ -82,7 +82,7 @@ def render_frames_on_cluster(session, scene, out: str, video: bool, frames: tupl
 def _note(job, frac: float, text: str) -> None:
     """A step's progress: the job's (the panel shows it) and a line on stderr (the command line)."""
     job.report(frac, text)
-    _progress(frac, text)
+    progress(frac, text)
 
 
 def cluster_frames_steps(job, session, scene, out: str, video: bool, frames: tuple, engine: str, resolution,

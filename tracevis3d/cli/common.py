@@ -1,39 +1,57 @@
-"""What every command of the command line shares: the parser, loading a trace, building
-and rendering a scene, the exit codes (`tracevis3d.cli`).  The options themselves come from
-the parameter schemas (`tracevis3d.params.cli`)."""
+"""What every command of the command line shares (`tracevis3d.cli`), each under a public name:
+the parser and its help layout (`Parser`, `HelpFormatter`, `add_view_command`), the exit codes
+(`CLIError`), progress lines on stderr (`progress`), a view's parameters (`view_params`), a trace
+checked and loaded (`check_trace`, `load_trace`, `params_and_trace`), a fresh scene
+(`fresh_scene`), a build job run to its end (`run_job`, `build_scene`), the figure's outputs
+checked once (`checked_outputs` -> `FigureOutput`) and rendered (`render_and_save`).
+
+`tracevis3d.cli.render.render_view` puts them together for a view of the registry
+(`tracevis3d.views`); a view's command module uses them for what is its own.  The options
+themselves come from the parameter schemas (`tracevis3d.params.cli`)."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 PROG = "tracevis3d"
 #: the help of a command's TRACE argument
 TRACE_HELP = "a trace file in any format `tracevis3d formats` lists (recognised by its content; gzip too)"
 
+__all__ = ["PROG", "TRACE_HELP", "FOOTER", "CLIError", "Parser", "HelpShown", "HelpFormatter", "add_view_command",
+           "view_params", "progress", "run_job", "check_trace", "load_trace", "params_and_trace", "fresh_scene",
+           "fill_scene_settings", "checked_render_memory", "checked_save", "FigureOutput", "checked_outputs",
+           "build_scene", "choose_device_or_exit", "render_and_save"]
+
 
 class CLIError(Exception):
+    """A command's failure: its one line (``tracevis3d: error: ...``) and exit code."""
+
     def __init__(self, msg: str, code: int = 2):
         super().__init__(msg)
         self.code = code
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are a `CLIError` (one line, exit 2) and whose ``--help``
+    ends the command with `HelpShown` (exit 0), never a ``SystemExit``."""
+
     def error(self, message):  # one line instead of usage + message + exit
         raise CLIError(message, 2)
 
     def exit(self, status=0, message=None):
         if message:
             sys.stderr.write(message)
-        raise CLIError("", status) if status else _HelpShown()
+        raise CLIError("", status) if status else HelpShown()
 
 
-class _HelpShown(Exception):
-    pass
+class HelpShown(Exception):
+    """``--help`` or ``--version`` was printed: the command ends with exit 0."""
 
 
-class _Help(argparse.RawDescriptionHelpFormatter):
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Aligned, wide enough for the option names; every help text states its default."""
 
     def __init__(self, prog):
@@ -61,7 +79,7 @@ def add_view_command(sub, command: str, description: str, epilog: str = FOOTER, 
     from ..views import commands
 
     view, cmd = commands()[command]
-    add_command(sub, cmd.name, help=cmd.help, description=description, epilog=epilog, formatter=_Help,
+    add_command(sub, cmd.name, help=cmd.help, description=description, epilog=epilog, formatter=HelpFormatter,
                 positionals=positionals if positionals is not None else [("trace", "TRACE", TRACE_HELP)],
                 schemas=view.option_schemas())
 
@@ -76,7 +94,8 @@ def view_params(name: str, args, skip=()):
     return v.make_params(values(args, v.params_class.SCHEMA, skip=list(skip)))
 
 
-def _progress(frac: float, text: str) -> None:
+def progress(frac: float, text: str) -> None:
+    """One progress line on stderr: ``[ 60%] text``."""
     sys.stderr.write(f"[{int(round(frac * 100)):3d}%] {text}\n")
     sys.stderr.flush()
 
@@ -89,7 +108,7 @@ def run_job(job, lo: float = 0.0, hi: float = 1.0):
     def show(j):
         if j.text != last[0] and j.state == "running":
             last[0] = j.text
-            _progress(lo + (hi - lo) * j.fraction, j.text)
+            progress(lo + (hi - lo) * j.fraction, j.text)
 
     job.listeners.append(show)
     return job.run(interval=0.05)
@@ -104,7 +123,7 @@ def _trace_error(path: str, e: BaseException) -> CLIError:
     return CLIError(f"cannot read trace {path}: {msg}", 1)
 
 
-def _check_trace(path: str) -> None:
+def check_trace(path: str) -> None:
     """Is ``path`` a file that can be a trace?  Milliseconds, before numba loads (CLIError 1)."""
     if not os.path.exists(path):
         raise CLIError(f"trace file not found: {path}", 1)
@@ -118,9 +137,12 @@ def _check_trace(path: str) -> None:
         raise _trace_error(path, e) from None
 
 
-def _load(path: str, lo: float = 0.0, hi: float = 0.1):
-    """The load job (the session's cache keeps the trace for a later job of the same file)."""
-    _check_trace(path)
+def load_trace(path: str, lo: float = 0.0, hi: float = 0.1):
+    """The trace at ``path`` (`check_trace` first), read by the load job with its progress lines
+    scaled into [lo, hi] (the session's cache keeps it for a later job of the same file); the
+    readers' repairs one warning line each; CLIError 1 for a file that cannot be read or holds
+    no call."""
+    check_trace(path)
     import warnings
 
     from ..blender.session import load_steps
@@ -141,16 +163,37 @@ def _load(path: str, lo: float = 0.0, hi: float = 0.1):
     return trace
 
 
-def _remove_startup_objects(scene) -> None:
-    """A fresh file's untouched Cube, Light and Camera go; a loaded .blend's objects stay."""
+def params_and_trace(args, params_of) -> tuple:
+    """(parameters, trace): ``params_of(args)`` (a ValueError exits 2, before anything
+    loads), then ``args.trace`` loaded with its progress line."""
+    try:
+        params = params_of(args)
+    except ValueError as e:
+        raise CLIError(str(e), 2) from None
+    t = time.perf_counter()
+    trace = load_trace(args.trace)
+    progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
+    return params, trace
+
+
+def fresh_scene():
+    """Blender's scene, its untouched startup objects removed (a fresh file's Cube, Light and
+    Camera; a loaded .blend's objects stay); CLIError 1 without bpy."""
+    from ..blender.render import current_scene
+
+    try:
+        scene = current_scene()
+    except ImportError:
+        raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
     from ..blender.hygiene import remove_startup_defaults
 
     removed = remove_startup_defaults(scene)
     if removed:
-        _progress(0.1, f"removed the startup {', '.join(removed)}")
+        progress(0.1, f"removed the startup {', '.join(removed)}")
+    return scene
 
 
-def _fill_scene_settings(scene, what: str) -> None:
+def fill_scene_settings(scene, what: str) -> None:
     """When the extension is registered (``blender --command``), its scene properties get the
     trace paths and parameters of the scene just built (``what``: the view's name), as if built
     from the panel."""
@@ -158,13 +201,6 @@ def _fill_scene_settings(scene, what: str) -> None:
     restore = getattr(settings, "restore_from_build", None)
     if callable(restore):
         restore(force=True, what=what)
-
-
-def _save_blend(path: str, scene) -> None:
-    from ..blender.render import save_blend
-
-    if not save_blend(path, scene):
-        raise CLIError(f"could not save {path}", 1)
 
 
 def checked_render_memory(args) -> None:
@@ -180,23 +216,6 @@ def checked_render_memory(args) -> None:
             raise CLIError(str(e), 1) from None
 
 
-def _checked_outputs(args) -> tuple:
-    """The absolute image path and --save path (or None), checked before anything loads."""
-    from ..blender.render import check_output
-
-    out = os.path.abspath(args.output)
-    try:
-        check_output(out, args.transparent)
-    except ValueError as e:
-        raise CLIError(str(e), 2) from None
-    checked_render_memory(args)
-    if os.path.isdir(out):
-        raise CLIError(f"output path is a folder, not a file: {out}", 2)
-    if not os.path.isdir(os.path.dirname(out)):
-        raise CLIError(f"output folder does not exist: {os.path.dirname(out)}", 2)
-    return out, checked_save(args)
-
-
 def checked_save(args) -> str | None:
     """The absolute ``--save`` path (a .blend in an existing folder), or None (CLIError 2)."""
     if not args.save:
@@ -209,43 +228,45 @@ def checked_save(args) -> str | None:
     return save
 
 
-def _scene():
-    """Blender's scene, its untouched startup objects removed (CLIError 1 without bpy)."""
-    from ..blender.render import current_scene
+@dataclass(frozen=True)
+class FigureOutput:
+    """Where and how a command's figure is rendered, read from its arguments once and checked
+    (`checked_outputs`): the image's absolute path, the .blend to save (or None) and the render
+    options of `params.render.RENDER`."""
 
+    image: str
+    save: str | None
+    engine: str
+    resolution: tuple
+    transparent: bool
+    samples: int | None
+    device: str
+
+
+def checked_outputs(args) -> FigureOutput:
+    """The figure's outputs of a ``render-*`` command's arguments, checked before anything loads:
+    the image's format can hold what is asked and its folder exists (CLIError 2), the render
+    fits in memory (CLIError 1), ``--save`` is a .blend in an existing folder (CLIError 2)."""
+    from ..blender.render import check_output
+
+    out = os.path.abspath(args.output)
     try:
-        scene = current_scene()
-    except ImportError:
-        raise CLIError("bpy is not available: run inside Blender or install the bpy module", 1) from None
-    _remove_startup_objects(scene)
-    return scene
-
-
-def _start_render(args, params_of) -> tuple:
-    """What every single-trace render command does first: outputs checked, its parameters
-    (``params_of(args)``, a ValueError exits 2), the trace loaded, the scene ready.
-    Returns (image path, .blend path or None, parameters, trace, scene)."""
-    out, save = _checked_outputs(args)
-    params, trace = params_and_trace(args, params_of)
-    return out, save, params, trace, _scene()
-
-
-def params_and_trace(args, params_of) -> tuple:
-    """(parameters, trace): ``params_of(args)`` (a ValueError exits 2, before anything
-    loads), then ``args.trace`` loaded with its progress line."""
-    try:
-        params = params_of(args)
+        check_output(out, args.transparent)
     except ValueError as e:
         raise CLIError(str(e), 2) from None
-    t = time.perf_counter()
-    trace = _load(args.trace)
-    _progress(0.1, f"loaded {len(trace)} calls, {trace.n_threads} threads in {time.perf_counter() - t:.2f} s")
-    return params, trace
+    checked_render_memory(args)
+    if os.path.isdir(out):
+        raise CLIError(f"output path is a folder, not a file: {out}", 2)
+    if not os.path.isdir(os.path.dirname(out)):
+        raise CLIError(f"output folder does not exist: {os.path.dirname(out)}", 2)
+    return FigureOutput(out, checked_save(args), args.engine, tuple(args.resolution), args.transparent, args.samples,
+                        getattr(args, "device", "auto"))
 
 
-def _build(job, what: str, lo: float, hi: float) -> dict:
-    """Run a scene-building job; a parameter the traces cannot satisfy (a thread they do not
-    have, an empty window) is a bad argument (exit 2) named after ``what``."""
+def build_scene(job, what: str, lo: float, hi: float) -> dict:
+    """Run a scene-building job to its end (`run_job`, progress scaled into [lo, hi]); its
+    result, with ``timings["total"]``.  A parameter the traces cannot satisfy (a thread they do
+    not have, an empty window) is a bad argument (exit 2) named after ``what``."""
     try:
         t = time.perf_counter()
         info = run_job(job, lo, hi)
@@ -268,20 +289,19 @@ def choose_device_or_exit(scene, device: str, engine: str) -> str:
         raise CLIError(str(e), 2) from None
 
 
-def _render_and_save(args, scene, out: str, save) -> str:
-    """Render the scene's camera view to ``out`` (and save the .blend); the image path."""
-    from ..blender.render import engine_id, render_figure
+def render_and_save(fig: FigureOutput, scene) -> str:
+    """Render the scene's camera view to ``fig.image`` (and save the .blend ``fig.save``); the
+    image path."""
+    from ..blender.render import engine_id, render_figure, save_blend
 
     t = time.perf_counter()
-    device = getattr(args, "device", "auto")
-    _progress(0.65, f"rendering {args.resolution[0]}x{args.resolution[1]} with {args.engine}")
-    _progress(0.65, choose_device_or_exit(scene, device, engine_id(args.engine)))
-    path = render_figure(out, engine=args.engine, resolution=args.resolution,
-                         transparent=args.transparent, samples=args.samples, scene=scene, device=device)
-    _progress(0.95, f"rendered in {time.perf_counter() - t:.1f} s")
-    if save:
-        _save_blend(save, scene)
-        _progress(1.0, f"saved {save}")
+    progress(0.65, f"rendering {fig.resolution[0]}x{fig.resolution[1]} with {fig.engine}")
+    progress(0.65, choose_device_or_exit(scene, fig.device, engine_id(fig.engine)))
+    path = render_figure(fig.image, engine=fig.engine, resolution=fig.resolution, transparent=fig.transparent,
+                         samples=fig.samples, scene=scene, device=fig.device)
+    progress(0.95, f"rendered in {time.perf_counter() - t:.1f} s")
+    if fig.save:
+        if not save_blend(fig.save, scene):
+            raise CLIError(f"could not save {fig.save}", 1)
+        progress(1.0, f"saved {fig.save}")
     return path
-
-

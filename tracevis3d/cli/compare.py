@@ -1,10 +1,13 @@
-"""``render-compare A B -o fig.png``: the comparison of two runs from the command line."""
+"""``render-compare A B -o fig.png``: the comparison of two runs from the command line: its own
+steps (two traces checked and loaded, their comparison, the calls named by options resolved in it)
+on the public pieces of `cli.common`; the build is the registry's (`cli.render.build_view`), the
+scene's account its `describe`."""
 from __future__ import annotations
 
 import os
 
-from .common import (FOOTER, CLIError, _build, _check_trace, _checked_outputs, _fill_scene_settings, _load, _progress,
-                     _render_and_save, _scene, add_view_command, run_job)
+from .common import (FOOTER, CLIError, add_view_command, check_trace, checked_outputs, fill_scene_settings, fresh_scene,
+                     load_trace, progress, render_and_save, run_job)
 
 COMPARE_EXAMPLES = """examples:
   python -m tracevis3d render-compare run_a.json run_b.json -o diff.png
@@ -25,7 +28,6 @@ def add_parsers(sub) -> None:
                                   ("trace_b", "B", "the second run, drawn below (same formats)")])
 
 
-
 def compare_params(args) -> dict:
     """The `CompareParams` fields of the parsed arguments (calls named by function are
     resolved against the comparison by the layout)."""
@@ -35,7 +37,7 @@ def compare_params(args) -> dict:
     return values(args, COMPARE)
 
 
-def _check_thread(trace, thread, path: str) -> None:
+def check_thread(trace, thread, path: str) -> None:
     """A thread ``trace`` has (by index or name), else a bad argument naming the file."""
     if thread is None:
         return
@@ -46,7 +48,7 @@ def _check_thread(trace, thread, path: str) -> None:
         raise CLIError(f"{path}: {' '.join(msg.split())}", 2) from None
 
 
-def _calls_of_options(cmp, params: dict) -> None:
+def resolve_call_options(cmp, params: dict) -> None:
     """--brush-a/-b and --align-a: the calls (index or function name) resolved in the
     comparison now (`layout.compare.call_options`, as the panel does), so that a name it lacks
     is a bad argument naming the option.  B's focus window the alignment gives is said on
@@ -67,34 +69,44 @@ def _calls_of_options(cmp, params: dict) -> None:
     params.update(found)
     if window_b is not None:
         call = params["align_a"]
-        _progress(0.3, f"--align-a: B's focus on the matches of call {call} "
+        progress(0.3, f"--align-a: B's focus on the matches of call {call} "
                        f"({cmp.a.function_names[cmp.a.func[call]]}): {window_b[0]:.6g}..{window_b[1]:.6g} µs")
 
 
+def load_pair(path_a: str, path_b: str) -> tuple:
+    """The two traces, each checked before either loads (a file that is no trace fails first)."""
+    for path in (path_a, path_b):
+        check_trace(path)
+    return load_trace(path_a, 0.0, 0.05), load_trace(path_b, 0.05, 0.1)
+
+
+def describe(info: dict, params, cmp, args) -> tuple:
+    """The tubes for the matches in view, the calls without a match (`cli.render.describe_view`)."""
+    m = info["meta"]
+    return [f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches in view, "
+            f"{m.get('n_unmatched_a', 0)} + {m.get('n_unmatched_b', 0)} calls without a match "
+            f"in {info['timings']['total']:.2f} s"], []
+
+
 def render_compare(args) -> str:
-    out, save = _checked_outputs(args)
-    for path in (args.trace_a, args.trace_b):  # a file that is no trace fails before either loads
-        _check_trace(path)
-    a = _load(args.trace_a, 0.0, 0.05)
-    b = _load(args.trace_b, 0.05, 0.1)
-    _check_thread(a, args.thread_a, args.trace_a)
-    _check_thread(b, args.thread_b, args.trace_b)
-    scene = _scene()
-    from ..blender.tasks import compare_build_job, compare_job
+    from .render import build_view, describe_view
+
+    fig = checked_outputs(args)
+    a, b = load_pair(args.trace_a, args.trace_b)
+    check_thread(a, args.thread_a, args.trace_a)
+    check_thread(b, args.thread_b, args.trace_b)
+    scene = fresh_scene()
+    from ..blender.tasks import compare_job
 
     paths = (os.path.abspath(args.trace_a), os.path.abspath(args.trace_b))
     # the loads above are cached; --merge: both runs' stacks merged (left heavy), then compared
     cmp = run_job(compare_job(*paths, tau=args.tau, merge=bool(args.merge)), 0.1, 0.3)
     params = compare_params(args)
-    _calls_of_options(cmp, params)
-    info = _build(compare_build_job(cmp, params, scene=scene, paths=paths),
-                  f"{args.trace_a} vs {args.trace_b}", 0.3, 0.6)
-    _fill_scene_settings(scene, "compare")
-    m = info["meta"]
-    _progress(0.6, f"scene: {m.get('n_tubes', 0)} tubes for {m.get('n_pairs_shown', 0)} matches in view, "
-                   f"{m.get('n_unmatched_a', 0)} + {m.get('n_unmatched_b', 0)} calls without a match "
-                   f"in {info['timings']['total']:.2f} s")
-    return _render_and_save(args, scene, out, save)
+    resolve_call_options(cmp, params)
+    info = build_view("compare", cmp, params, scene, f"{args.trace_a} vs {args.trace_b}", 0.3, 0.6, paths=paths)
+    fill_scene_settings(scene, "compare")
+    describe_view("compare", info, params, cmp, args)
+    return render_and_save(fig, scene)
 
 
 COMMANDS = {"render-compare": render_compare}

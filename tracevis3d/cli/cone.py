@@ -1,8 +1,6 @@
 """``render-cone TRACE -o fig.png``: the cone tree of the calling-context tree (`layout.cone`),
-sharing render-icicle's output, load, build and render code (`cli`)."""
+rendered by `cli.render.render_view`; its own are the parser and `describe`."""
 from __future__ import annotations
-
-import os
 
 
 def add_parsers(sub) -> None:
@@ -15,26 +13,23 @@ def add_parsers(sub) -> None:
                      "carry a dark stub (partially expanded).")
 
 
-
 def cone_params(args):
     from .common import view_params
 
     return view_params("cone", args)
 
 
-def render_cone(args) -> str:
-    from . import common as cli
-
-    out, save, params, trace, scene = cli._start_render(args, cone_params)
-    trace_path = os.path.abspath(args.trace)
-    from ..blender.cone_tasks import cone_build_job
-
-    info = cli._build(cone_build_job(trace, params, scene=scene, trace_path=trace_path), args.trace, 0.1, 0.6)
+def describe(info: dict, params, trace, args) -> tuple:
+    """The calling contexts drawn, partially expanded, labelled (`cli.render.describe_view`)."""
     m = info["meta"]
-    cli._progress(0.6, f"scene: {m['n_nodes']} of {m['n_contexts']} calling contexts, {m['n_partial']} partially "
-                       f"expanded, {m['n_labels']} labels in {info['timings']['total']:.2f} s")
-    cli._fill_scene_settings(scene, "cone")
-    return cli._render_and_save(args, scene, out, save)
+    return [f"scene: {m['n_nodes']} of {m['n_contexts']} calling contexts, {m['n_partial']} partially "
+            f"expanded, {m['n_labels']} labels in {info['timings']['total']:.2f} s"], []
+
+
+def render_cone(args) -> str:
+    from .render import render_view
+
+    return render_view("cone", args)
 
 
 COMMANDS = {"render-cone": render_cone}

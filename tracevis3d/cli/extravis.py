@@ -1,8 +1,8 @@
 """``render-extravis TRACE -o fig.png``: EXTRAVIS (circular bundle view and massive sequence view
 of one time window) from the command line; ``render-heb`` and ``render-sequence``: one of the two
 views alone, filling the figure (the same options, layout, build job and title/legend; only
-``views`` differs, `layout.extravis.VIEWS`).  They share render-icicle's output, load, build
-and render code (`cli.common`)."""
+``views`` differs, `layout.extravis.VIEWS`).  They are rendered by `cli.render.render_view`; their
+own are the parsers, `prepare` (which views) and `describe`."""
 from __future__ import annotations
 
 import os
@@ -44,31 +44,37 @@ def add_parsers(sub) -> None:
         add_view_command(sub, command, description, EXAMPLES[command])
 
 
-
 def extravis_params(args):
     from .common import view_params
 
     return view_params("extravis", args)
 
 
-def render_extravis(args) -> str:
-    """Any of the three commands (``args.command`` says which views)."""
-    from . import common as cli
+def _views(args) -> str:
+    """The views ``args.command`` draws (`VIEWS_OF`)."""
+    return VIEWS_OF.get(getattr(args, "command", None) or "render-extravis", VIEWS_OF["render-extravis"])[0]
 
-    views = VIEWS_OF.get(getattr(args, "command", None) or "render-extravis", VIEWS_OF["render-extravis"])[0]
-    out, save, params, trace, scene = cli._start_render(args, extravis_params)
-    from ..blender.extravis_tasks import extravis_build_job
 
-    info = cli._build(extravis_build_job(trace, params, scene=scene, trace_path=os.path.abspath(args.trace),
-                                         views=views), args.trace, 0.1, 0.6)
+def prepare(args, trace) -> dict:
+    """The job's keywords: the trace's path (recorded by the scene) and the views the command draws."""
+    return {"trace_path": os.path.abspath(args.trace), "views": _views(args)}
+
+
+def describe(info: dict, params, trace, args) -> tuple:
+    """The tubes, calls or mural of the views drawn, the names (`cli.render.describe_view`)."""
     m = info["meta"]
     what = {"both": f"{m['n_tubes']:,} tubes of {m['n_pairs']:,} element pairs, {m['n_calls']:,} calls",
             "heb": f"{m['n_tubes']:,} tubes of {m['n_pairs']:,} element pairs",
-            "sequence": f"{m['n_calls']:,} calls in a {m['mural_px'][0]}x{m['mural_px'][1]} mural"}[views]
-    cli._progress(0.6, f"scene: {what}, {m['n_labels']} names in {info['timings']['total']:.2f} s")
-    cli._fill_scene_settings(scene, "extravis")
-    return cli._render_and_save(args, scene, out, save)
+            "sequence": f"{m['n_calls']:,} calls in a {m['mural_px'][0]}x{m['mural_px'][1]} mural"}[_views(args)]
+    return [f"scene: {what}, {m['n_labels']} names in {info['timings']['total']:.2f} s"], []
+
+
+def render_extravis(args) -> str:
+    """Any of the three commands (``args.command`` says which views)."""
+    from .render import render_view
+
+    return render_view("extravis", args)
 
 
 COMMANDS = {command: render_extravis for command in VIEWS_OF}
-__all__ = ["add_parsers", "render_extravis", "COMMANDS"]
+__all__ = ["add_parsers", "render_extravis", "prepare", "describe", "COMMANDS"]

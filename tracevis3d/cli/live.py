@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .common import CLIError, _check_trace, _load, _progress
+from .common import CLIError, load_trace, progress
 
 
 def add_parsers(sub) -> None:
@@ -55,20 +55,19 @@ def replay(args) -> str:
         check_endpoint(args.endpoint, curve)
     except EndpointError as e:
         raise CLIError(str(e), 2) from None
-    _check_trace(args.trace)
-    trace = _load(args.trace, 0.0, 0.1)
-    _progress(0.1, f"replaying {len(trace)} calls of {len(trace.thread_names)} threads to {args.endpoint}"
+    trace = load_trace(args.trace, 0.0, 0.1)
+    progress(0.1, f"replaying {len(trace)} calls of {len(trace.thread_names)} threads to {args.endpoint}"
                    f" at {'full speed' if args.speed == 0 else f'{args.speed:g}x'}")
     last = [0.1]
 
-    def progress(f):
+    def replayed(f):
         if f - last[0] >= 0.1:
             last[0] = f
-            _progress(f, "replaying")
+            progress(f, "replaying")
 
     try:
         r = play(trace, args.endpoint, speed=args.speed, bind=args.bind, curve=curve,
-                 wait_subscriber=args.wait, progress=progress)
+                 wait_subscriber=args.wait, progress=replayed)
     except EndpointError as e:
         raise CLIError(str(e), 2) from None
     except ValueError as e:  # times the protocol cannot carry: one line
@@ -107,7 +106,7 @@ def live_params(args):
 def render_live(args) -> str:
     import time
 
-    from .common import _scene
+    from .common import fresh_scene
     from ..live.session import LiveSession
     from ..live.transport import EndpointError
 
@@ -134,12 +133,12 @@ def render_live(args) -> str:
     frames_dir = tempfile.mkdtemp(prefix="tv3d-live-frames-") if video else out
     os.makedirs(frames_dir, exist_ok=True)
     try:
-        scene = _scene()
+        scene = fresh_scene()
         from ..blender.live_view import LiveView
         from ..blender.render import render_figure
         view = LiveView(live_params(args), scene=scene)
         n_frames = max(1, int(round(args.seconds * args.fps)))
-        _progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")
+        progress(0.0, f"listening at {sess.endpoint}; {n_frames} frames at {args.fps:g} fps")
         t0 = time.perf_counter()
         k = 0
         while k < n_frames or (args.until_end and (not sess.sessions or not all(
@@ -153,13 +152,13 @@ def render_live(args) -> str:
             view.update(sess, force_labels=True)
             render_figure(os.path.join(frames_dir, f"frame_{k:05d}.png"), resolution=args.resolution, scene=scene)
             if k % max(1, n_frames // 10) == 0:
-                _progress(min(k / n_frames, 1.0), f"frame {k}: {sess.status()}")
+                progress(min(k / n_frames, 1.0), f"frame {k}: {sess.status()}")
             k += 1
         st = view.stats
         if video:
             from ..blender.render import encode_video
 
-            _progress(0.95, f"encoding {k} frames into {out}")
+            progress(0.95, f"encoding {k} frames into {out}")
             encode_video([os.path.join(frames_dir, f"frame_{j:05d}.png") for j in range(k)], out, args.fps,
                          args.resolution)
         return (f"{k} frames in {out}: {sess.status()}; longest scene update "

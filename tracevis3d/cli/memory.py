@@ -1,5 +1,7 @@
 """``render-memory CAPTURE -o fig.png``: memory over time (Memcov Viz in 3D) of a memray capture,
-sharing render-icicle's output checks, build and render code (`cli.common`)."""
+or of memray's live stream (``--live-port``): its own steps (the capture read, the calls trace
+beside it, the live view) on the public pieces of `cli.common`; the build is the registry's
+(`cli.render.build_view`), the scene's account its `describe`."""
 from __future__ import annotations
 
 import os
@@ -62,16 +64,31 @@ def load_capture(path: str):
         raise CLIError(f"cannot read capture {path}: {msg}", 1) from None
 
 
+def describe(info: dict, params, capture, args) -> tuple:
+    """The calls' alignment when a calls trace is drawn; the bands, grey aggregates and labels
+    (`cli.render.describe_view`)."""
+    m = info["meta"]
+    lines = []
+    if params.calls_trace:
+        lines.append(f"calls aligned on {m['calls_alignment']}: trace time = capture time + "
+                     f"{m['calls_offset_us'] / 1e6:.3f} s; {m['n_calls_drawn']:,} calls drawn "
+                     f"({'icicle' if params.calls_view == 'icicle' else 'strip'})")
+    lines.append(f"scene: {m['n_groups']:,} bands, {m['n_aggregates']:,} grey aggregates, {m['n_labels']} "
+                 f"labels in {info['timings']['total']:.2f} s")
+    return lines, []
+
+
 def render_memory(args) -> str:
     from . import common as cli
+    from .render import build_view, describe_view
 
-    out, save = cli._checked_outputs(args)
+    fig = cli.checked_outputs(args)
     try:
         params = memory_params(args)
     except ValueError as e:
         raise cli.CLIError(str(e), 2) from None
     if args.live_port is not None:
-        return render_memory_live(args, params, out, save)
+        return render_memory_live(args, params, fig)
     if args.capture is None:
         raise cli.CLIError("render-memory needs a CAPTURE file, or --live-port PORT", 2)
     for opt in ("live_calls", "live_frames"):
@@ -79,28 +96,20 @@ def render_memory(args) -> str:
             raise cli.CLIError(f"--{opt.replace('_', '-')} goes with --live-port", 2)
     t = time.perf_counter()
     capture = load_capture(args.capture)
-    cli._progress(0.1, f"loaded {capture.n_allocations:,} allocator records, {capture.n_ranges:,} ranges, "
-                       f"{capture.n_sites:,} sites in {time.perf_counter() - t:.2f} s")
+    cli.progress(0.1, f"loaded {capture.n_allocations:,} allocator records, {capture.n_ranges:,} ranges, "
+                      f"{capture.n_sites:,} sites in {time.perf_counter() - t:.2f} s")
     calls = None
     if params.calls_trace:
-        calls = cli._load(params.calls_trace)
-        cli._progress(0.1, f"loaded {len(calls):,} calls of {params.calls_trace}")
-    scene = cli._scene()
-    from ..blender.memory_tasks import memory_build_job
-
-    info = cli._build(memory_build_job(capture, params, scene=scene, calls=calls), args.capture, 0.1, 0.6)
-    m = info["meta"]
-    if calls is not None:
-        cli._progress(0.6, f"calls aligned on {m['calls_alignment']}: trace time = capture time + "
-                           f"{m['calls_offset_us'] / 1e6:.3f} s; {m['n_calls_drawn']:,} calls drawn "
-                           f"({'icicle' if params.calls_view == 'icicle' else 'strip'})")
-    cli._progress(0.6, f"scene: {m['n_groups']:,} bands, {m['n_aggregates']:,} grey aggregates, {m['n_labels']} "
-                       f"labels in {info['timings']['total']:.2f} s")
-    cli._fill_scene_settings(scene, "memory")
-    return cli._render_and_save(args, scene, out, save)
+        calls = cli.load_trace(params.calls_trace)
+        cli.progress(0.1, f"loaded {len(calls):,} calls of {params.calls_trace}")
+    scene = cli.fresh_scene()
+    info = build_view("memory", capture, params, scene, args.capture, 0.1, 0.6, calls=calls)
+    describe_view("memory", info, params, capture, args)
+    cli.fill_scene_settings(scene, "memory")
+    return cli.render_and_save(fig, scene)
 
 
-def render_memory_live(args, params, out: str, save) -> str:
+def render_memory_live(args, params, fig) -> str:
     """``render-memory --live-port PORT``: the figure rebuilt as the program runs
     (`blender.live_memory.LiveMemoryView`), rendered once its stream ended."""
     from . import common as cli
@@ -112,7 +121,7 @@ def render_memory_live(args, params, out: str, save) -> str:
     frames = os.path.abspath(args.live_frames) if args.live_frames else None
     if frames and os.path.exists(frames) and not os.path.isdir(frames):
         raise cli.CLIError(f"--live-frames {frames}: a file, not a folder", 2)
-    scene = cli._scene()
+    scene = cli.fresh_scene()
     calls = None
     if args.live_calls:
         from ..live.session import LiveSession
@@ -126,7 +135,7 @@ def render_memory_live(args, params, out: str, save) -> str:
 
     view = None
     try:
-        cli._progress(0.1, f"connecting to memray's live tracker at 127.0.0.1:{args.live_port}")
+        cli.progress(0.1, f"connecting to memray's live tracker at 127.0.0.1:{args.live_port}")
         try:
             view = LiveMemoryView(args.live_port, params, scene=scene, calls=calls,
                                   rebuild_seconds=args.rebuild_seconds, connect_timeout=min(args.live_seconds, 60.0))
@@ -138,7 +147,7 @@ def render_memory_live(args, params, out: str, save) -> str:
         def built(v):
             s = v.stats
             m = v.info["meta"]
-            cli._progress(0.3, f"rebuilt ({s['builds']}): {s['records_drawn']:,} records, {m['n_groups']:,} bands, "
+            cli.progress(0.3, f"rebuilt ({s['builds']}): {s['records_drawn']:,} records, {m['n_groups']:,} bands, "
                                f"peak {v.capture.peak_bytes:,} B, in {s['last_build_s']:.2f} s")
             if frames:
                 render_figure(os.path.join(frames, f"frame_{s['builds'] - 1:05d}.png"), resolution=args.resolution,
@@ -149,7 +158,7 @@ def render_memory_live(args, params, out: str, save) -> str:
         except TraceFormatError as e:
             raise cli.CLIError(str(e), 1) from None
         if not ended and view.stream.finished:  # the program ended in time: its figure is drawn whole
-            cli._progress(0.5, f"memray live 127.0.0.1:{args.live_port}: the stream ended after "
+            cli.progress(0.5, f"memray live 127.0.0.1:{args.live_port}: the stream ended after "
                                f"{view.stats['bytes_received']:,} bytes; drawing all of it (past --live-seconds "
                                f"{args.live_seconds:g} s)")
             try:
@@ -157,17 +166,17 @@ def render_memory_live(args, params, out: str, save) -> str:
             except TraceFormatError as e:
                 raise cli.CLIError(str(e), 1) from None
         if not ended:
-            _live_not_ended(cli, args, view, scene, out, save)
+            _live_not_ended(args, view, scene, fig)
         if view.capture is None:
             raise cli.CLIError(f"memray live 127.0.0.1:{args.live_port}: the stream ended without an allocation", 1)
         cap = view.capture
         if "no_trailer" in cap.meta["repairs"]:
-            cli._progress(0.6, "the stream ended without memray's trailer (the program was killed?): drawn up to its end")
-        cli._progress(0.6, f"final: {cap.n_allocations:,} allocator records, peak {cap.peak_bytes:,} B, leaked "
+            cli.progress(0.6, "the stream ended without memray's trailer (the program was killed?): drawn up to its end")
+        cli.progress(0.6, f"final: {cap.n_allocations:,} allocator records, peak {cap.peak_bytes:,} B, leaked "
                            f"{cap.leaked_bytes:,} B; {view.stats['builds']} rebuilds, longest "
                            f"{view.stats['longest_build_s']:.2f} s")
-        cli._fill_scene_settings(scene, "memory")
-        return cli._render_and_save(args, scene, out, save)
+        cli.fill_scene_settings(scene, "memory")
+        return cli.render_and_save(fig, scene)
     finally:
         if view is not None:
             view.close()
@@ -175,10 +184,12 @@ def render_memory_live(args, params, out: str, save) -> str:
             calls.close()
 
 
-def _live_not_ended(cli, args, view, scene, out: str, save) -> None:
+def _live_not_ended(args, view, scene, fig) -> None:
     """``--live-seconds`` passed while the peer still sends (or never sent a byte): one line that
     says which, the figure drawn last rendered first when there is one (what arrived up to it);
     exit 1."""
+    from . import common as cli
+
     peer = f"memray live 127.0.0.1:{args.live_port}"
     got, drawn = view.stats["bytes_received"], view.stats["bytes_drawn"]
     limit = f"--live-seconds {args.live_seconds:g} s"
@@ -188,10 +199,10 @@ def _live_not_ended(cli, args, view, scene, out: str, save) -> None:
         what = f"the program still runs after {limit} ({got:,} bytes received)"
     if view.capture is None:
         raise cli.CLIError(f"{peer}: {what}; nothing drawn", 1)
-    cli._progress(0.6, f"{peer}: {what}: rendering the figure of the first {drawn:,} bytes "
+    cli.progress(0.6, f"{peer}: {what}: rendering the figure of the first {drawn:,} bytes "
                        f"({view.capture.n_allocations:,} allocator records)")
-    cli._fill_scene_settings(scene, "memory")
-    path = cli._render_and_save(args, scene, out, save)
+    cli.fill_scene_settings(scene, "memory")
+    path = cli.render_and_save(fig, scene)
     raise cli.CLIError(f"{peer}: {what}; {path} shows the first {drawn:,} bytes", 1)
 
 

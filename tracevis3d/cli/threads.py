@@ -1,8 +1,7 @@
 """``render-threads TRACE -o fig.png``: the thread view (who waits on whom) from the command
-line, sharing render-icicle's output, load, build and render code (`tracevis3d.cli`)."""
+line, rendered by `cli.render.render_view`; its own are the parser, `prepare` (a merged trace is
+refused) and `describe`."""
 from __future__ import annotations
-
-import sys
 
 THREADS_EXAMPLES = """examples:
   python -m tracevis3d render-threads trace.json -o threads.png
@@ -23,45 +22,54 @@ def add_parsers(sub) -> None:
                      "the focused thread as a straight icicle behind the ring.", THREADS_EXAMPLES)
 
 
-
 def threads_params(args):
     from .common import view_params
 
     return view_params("threads", args)
 
 
-def render_threads(args) -> str:
-    """Render the thread view; a merged trace is refused (exit 1: it has no clock, `layout.threads.no_merged_trace`)
-    and a trace without hand-offs is drawn with its note, which stderr gets too (``note:``)."""
-    from .common import CLIError, PROG, _build, _fill_scene_settings, _progress, _render_and_save, _start_render
-
-    out, save, params, trace, scene = _start_render(args, threads_params)
+def prepare(args, trace) -> dict:
+    """A merged trace is refused (exit 1: it has no clock, `layout.threads.no_merged_trace`); the
+    job takes no keywords beyond the trace (its scene records the trace's source)."""
     from ..layout.threads import no_merged_trace
+    from .common import CLIError
 
     try:
         no_merged_trace(trace)
     except ValueError as e:
         raise CLIError(f"{args.trace}: {e}", 1) from None
-    from ..blender.threads_tasks import threads_build_job
+    return {}
 
-    info = _build(threads_build_job(trace, params, scene=scene), args.trace, 0.1, 0.6)
+
+def describe(info: dict, params, trace, args) -> tuple:
+    """The correspondences and curves; a trace without hand-offs is drawn with its note, which
+    stderr gets too (``note:``); ``--summary``: the analysis' summary; the critical path's shares
+    when drawn."""
+    from .common import PROG
+
     m = info["meta"]
     sync = info["sync"]
-    _progress(0.6, f"scene: {len(sync)} correspondences, {m['n_curves']} curves, {m['n_compound']} compound "
-                   f"curves, {m['n_calls']} calls in {info['timings']['total']:.2f} s")
+    lines = [f"scene: {len(sync)} correspondences, {m['n_curves']} curves, {m['n_compound']} compound "
+             f"curves, {m['n_calls']} calls in {info['timings']['total']:.2f} s"]
+    notes = []
     if m.get("no_waits"):
         from ..layout.threads import NO_WAITS_MEANS
 
-        sys.stderr.write(f"{PROG}: note: {m['no_waits']}; {NO_WAITS_MEANS}\n")
+        notes.append(f"{PROG}: note: {m['no_waits']}; {NO_WAITS_MEANS}")
     if args.summary:
-        sys.stderr.write(sync.summary() + "\n")
+        notes.append(sync.summary())
     if params.critical_path:  # the path's shares as text too (computed once, by the build)
         from ..layout.critical_path import path_of
 
-        sys.stderr.write(path_of(trace, sync).summary() + "\n")
-    _fill_scene_settings(scene, "threads")
-    return _render_and_save(args, scene, out, save)
+        notes.append(path_of(trace, sync).summary())
+    return lines, notes
+
+
+def render_threads(args) -> str:
+    from .render import render_view
+
+    return render_view("threads", args)
 
 
 COMMANDS = {"render-threads": render_threads}
-__all__ = ["add_parsers", "render_threads", "COMMANDS"]
+__all__ = ["add_parsers", "render_threads", "prepare", "describe", "COMMANDS"]
