@@ -453,7 +453,8 @@ STEP_KERNELS = {
     # the tree only checked (~1-2 s on an empty cache; a native 10^7-call file said "about 45 s")
     "load_native": ("kernels/tree",),
     "layout": ("kernels/fold", "kernels/fold_reduce", "kernels/runs", "kernels/drawn", "kernels/raster",
-               "kernels/dominant", "layout/cluster"),
+               "kernels/dominant", "layout/cluster", "kernels/fold_codes", "kernels/fold_context", "kernels/fold_runs",
+               "kernels/overview_clusters", "kernels/overview_drawn", "kernels/overview_sums"),
     # what every comparison compiles; its class-pair join then takes one of two ways (`STEP_WAYS`)
     "compare": ("kernels/gamma", "kernels/setjoin", "kernels/setjoin_forest", "kernels/setjoin_walk",
                 "kernels/setjoin_tiers", "kernels/groups", "kernels/overview", "kernels/repetition"),

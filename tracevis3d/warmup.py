@@ -125,6 +125,13 @@ def warm_icicle(trace, _other=None) -> None:
                                                            "hide_modules": ["pkg.mod2"]},
                {"color_by": "self", "extrude_measure": "calls", "cluster_px": 0.0}):
         icicle_layout(trace, IcicleParams.from_dict(kw))
+    from .layout import icicle
+
+    gathered, icicle.GATHERED_MAX_CALLS = icicle.GATHERED_MAX_CALLS, 0  # the 10^7-call overview's reads in place
+    try:
+        icicle_layout(trace, IcicleParams())
+    finally:
+        icicle.GATHERED_MAX_CALLS = gathered
     _squeeze_search()
     _async_rows()
     _recursion_towers()

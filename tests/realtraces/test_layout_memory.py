@@ -37,7 +37,9 @@ def spec_arrays(spec) -> dict:
 
 
 def same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    from tracevis3d.layout.fold import LevelHeights  # a fold's heights, read where indexed
+
+    if isinstance(a, (np.ndarray, LevelHeights)) or isinstance(b, (np.ndarray, LevelHeights)):
         a, b = np.asarray(a), np.asarray(b)
         return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
     return a == b

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tracevis3d
-from tracevis3d.layout import colour, fold, geometry, icicle, labels
+from tracevis3d.layout import colour, fold, geometry, icicle, icicle_measure, labels
 from tracevis3d.layout.colour import _folded_calls, function_area
 from tracevis3d.layout.geometry import dense_ranks, drawn_level_ids
 from tracevis3d.layout.naming import function_table
@@ -17,7 +17,7 @@ from tracevis3d.layout.params import IcicleParams
 from tracevis3d.model import KIND_WAIT
 
 CHUNKS = {(labels, "FACE_CHUNK"): 37, (colour, "COLOUR_CHUNK"): 113, (geometry, "DRAWN_CHUNK"): 101,
-          (fold, "CONTEXT_CHUNK"): 89, (icicle, "MEASURE_CHUNK"): 83}
+          (fold, "CONTEXT_CHUNK"): 89, (icicle_measure, "MEASURE_CHUNK"): 83}
 
 
 def figure_arrays(spec) -> dict:

@@ -41,6 +41,10 @@ def depth_step(cam) -> float:
     return d * d * 2.0 ** -24 / max(float(cam.clip_start), 1e-9)
 
 
+#: `cluster_extents_apart` looks for the calls near clusters this many drawn calls at a time
+NEAR_CHUNK = 1 << 20
+
+
 def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarray, time_length: float,
                           box_fill: float) -> tuple:
     """(centre, width) of the clusters (``cx``, ``cw``: widened) with no overlap of the drawn
@@ -52,7 +56,9 @@ def cluster_extents_apart(d, cl, frame, t0: float, cx: np.ndarray, cw: np.ndarra
         return cx, cw
     s = cl.single
     lanes = np.unique(cl.lane)
-    near = s & np.isin(d.lane, lanes)  # only calls of lanes with clusters can meet one
+    # only calls of lanes with clusters can meet one (found `NEAR_CHUNK` drawn calls at a time)
+    near = np.concatenate([np.flatnonzero(s[a:a + NEAR_CHUNK] & np.isin(d.lane[a:a + NEAR_CHUNK], lanes)) + a
+                           for a in range(0, s.size, NEAR_CHUNK)] or [np.zeros(0, np.int64)])
     xs = (d.start[near] - t0) * frame.scale_t
     xe = (d.end[near] - t0) * frame.scale_t
     lo = (1.0 - box_fill) / 2

@@ -44,10 +44,20 @@ def readable_levels(content_h_px: float, text_px: float, n_lanes: int, lane_gap_
 
 
 def lane_busy(trace, idx: np.ndarray, lane: np.ndarray, n_lanes: int) -> np.ndarray:
-    """Per lane: time (µs) in the shown calls' self time, waits left out."""
-    st = np.maximum(trace.self_time_of(idx), 0.0)
-    st = np.where(trace.kind[idx] == KIND_WAIT, 0.0, st)
-    return np.bincount(lane, weights=st, minlength=n_lanes)[:n_lanes]
+    """Per lane: time (µs) in the shown calls' self time, waits left out (one pass,
+    `kernels.overview_sums.lane_busy_times`: the sums ``np.bincount`` gives, no arrays over the
+    shown calls)."""
+    from ..kernels.overview_sums import lane_busy_times
+    from .fold import every_call
+
+    lane = np.asarray(lane)
+    if lane.size == 0 or int(lane.max()) >= n_lanes or int(lane.min()) < 0:  # (lanes past ``n_lanes``: numpy's)
+        st = np.maximum(trace.self_time_of(idx), 0.0)
+        st = np.where(trace.kind[idx] == KIND_WAIT, 0.0, st)
+        return np.bincount(lane, weights=st, minlength=n_lanes)[:n_lanes]
+    whole = every_call(idx, len(trace))
+    return lane_busy_times(trace.start, trace.end, trace.end_index, trace.kind, np.asarray(idx), whole, lane,
+                           int(n_lanes), int(KIND_WAIT))
 
 
 def lane_budgets(demand, weight, total: float, min_levels: float = MIN_LANE_LEVELS) -> np.ndarray:

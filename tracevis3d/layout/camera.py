@@ -150,14 +150,20 @@ def box_rects(cam: CameraSpec, resolution, x0, x1, y1, z0, z1) -> tuple:
     projected as `project` does (`kernels.raster.box_pixel_rects`)."""
     from ..kernels.raster import box_pixel_rects
 
+    f64 = lambda a: np.ascontiguousarray(a, np.float64)  # noqa: E731
+    return box_pixel_rects(f64(x0), f64(x1), f64(y1), f64(z0), f64(z1), *box_rect_camera(cam, resolution))
+
+
+def box_rect_camera(cam: CameraSpec, resolution) -> tuple:
+    """The camera arguments of `kernels.raster.box_pixel_rects` (`box_rects`): (location,
+    right, up, forward, k, half width, half height, shift x, shift y, orthographic)."""
     w, h = resolution
     m = max(w, h)
     to_cam = np.asarray(cam.location, np.float64) - np.asarray(cam.target, np.float64)
     r, u, f = camera_basis(to_cam, cam.up)
     k = m / cam.ortho_scale if cam.orthographic else m / (2.0 * (cam.sensor_width_mm / 2.0) / cam.lens_mm)
-    f64 = lambda a: np.ascontiguousarray(a, np.float64)  # noqa: E731
-    return box_pixel_rects(f64(x0), f64(x1), f64(y1), f64(z0), f64(z1), np.asarray(cam.location, np.float64), r, u,
-                           f, float(k), w / 2.0, h / 2.0, cam.shift_x * m, cam.shift_y * m, bool(cam.orthographic))
+    return (np.asarray(cam.location, np.float64), r, u, f, float(k), w / 2.0, h / 2.0, cam.shift_x * m,
+            cam.shift_y * m, bool(cam.orthographic))
 
 
 def fit_camera_rect(points, to_camera, resolution, rect, orthographic=False, lens_mm=50.0,

@@ -112,7 +112,7 @@ def legend_swatch_rows(legend: list) -> list:
 class Colouring:
     mode: str  # the resolved mode
     title: str  # what colour means, for the legend heading
-    slot: np.ndarray  # int32 per shown call
+    slot: np.ndarray  # per shown call: uint8 (categorical, up to 256 slots) or int32
     slot_rgb: np.ndarray  # (m,3) linear sRGB
     slot_names: list  # material names
     legend: list = field(default_factory=list)  # LegendItem, in legend order
@@ -149,20 +149,21 @@ def _folded_calls(trace: Trace, fold) -> np.ndarray:
 def function_area(trace: Trace, fold, ft) -> np.ndarray:
     """Per function of ``trace``: the area (`call_area`) of its calls that neither wait nor
     are the runtime's (waits and the runtime's get their own colours), cached per trace and fold rule: a number a function
-    held, not one a call.  The calls' areas are made and added `COLOUR_CHUNK` at a time
-    (`np.add.at`, in call order as `np.bincount` adds: the same sums, a reserved call's area
-    counted as 0.0)."""
+    held, not one a call.  The calls' areas are made and added in one pass, `COLOUR_CHUNK` at a
+    time (`kernels.overview_sums.function_areas`: in call order as `np.add.at` and `np.bincount`
+    add, the same sums, a reserved call's area counted as 0.0)."""
     key = ("functions", str(fold))
     per = _AREA_CACHE.setdefault(trace, {})
     if key not in per:
+        from ..kernels.overview_sums import function_areas
+
         folded = _folded_calls(trace, fold)
         f_area = np.zeros(max(trace.n_functions, int(trace.func.max(initial=-1)) + 1))
-        for a in range(0, len(trace), COLOUR_CHUNK):
+        for a in range(0, len(trace), COLOUR_CHUNK):  # `_reserved` over the trace's calls, one pass
             s = slice(a, a + COLOUR_CHUNK)
-            wait = trace.kind[s] == KIND_WAIT
-            free = ~(wait | (ft.infra[trace.func[s]] & ~wait))  # `_reserved`, over the trace's calls
-            np.add.at(f_area, trace.func[s],
-                      np.where(free, (trace.end[s] - trace.start[s]) * np.where(folded[s], FOLDED_AREA, 1.0), 0.0))
+            function_areas(f_area, trace.func[s], trace.kind[s], trace.start[s],
+                           trace.end[s], folded[s], np.ascontiguousarray(ft.infra, np.bool_), int(KIND_WAIT),
+                           float(FOLDED_AREA))
         per[key] = f_area
     return per[key]
 
@@ -273,7 +274,8 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     infra_slot, wait_slot, other_slot = n_key, n_key + 1, n_key + 2
     colours += [INFRA_RGB, WAIT_RGB, OTHER_RGB]
     names += ["runtime (imports, start-up)", "waiting (locks, queues)", "other"]
-    slot = np.empty(idx.size, np.int32)
+    # a byte a shown call where the slots fit one (a 10^8-call overview), else int32
+    slot = np.empty(idx.size, np.uint8 if len(colours) <= 256 else np.int32)
     for a in range(0, idx.size, COLOUR_CHUNK):  # a chunk's temporaries at a time, not the shown calls'
         part = idx[a:a + COLOUR_CHUNK]
         s = slot_of_func[trace.func[part]]
@@ -297,20 +299,27 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
 
 
 def _other_keys(trace, idx, slot, other_slot, ft, mode) -> np.ndarray:
-    """The functions (or modules) of the shown calls coloured "other"."""
-    f = np.unique(trace.func[idx][slot == other_slot])
+    """The functions (or modules) of the shown calls coloured "other" (ascending, as
+    ``np.unique`` gives them), marked in a table over the functions in one pass
+    (`kernels.overview_sums.functions_in_slot`: no sort, no array over every shown call)."""
+    from ..kernels.overview_sums import functions_in_slot
+
+    present = np.zeros(max(int(trace.n_functions), int(trace.func.max(initial=-1)) + 1, 1), np.bool_)
+    functions_in_slot(present, trace.func, np.asarray(idx), np.asarray(slot), int(other_slot))
+    f = np.flatnonzero(present).astype(trace.func.dtype, copy=False)
     return f if mode == "function" else np.unique(ft.module_id[f])
 
 
 def _legend_from_slots(slot, view_area, names) -> list:
-    # each slot's area and whether it is used, `COLOUR_CHUNK` calls at a time (`np.add.at`
-    # adds in call order: the sums `np.bincount` gives)
+    # each slot's area and whether it is used, `COLOUR_CHUNK` calls at a time, added in call
+    # order as `np.add.at` adds (`kernels.overview_sums.add_at_marked`: the sums `np.bincount` gives)
+    from ..kernels.overview_sums import add_at_marked
+
     w = np.zeros(max(len(names), int(slot.max()) + 1 if slot.size else 0))  # numpy 2: no -1 in a uint8 max
     present = np.zeros(w.size, np.bool_)
     for a in range(0, slot.size, COLOUR_CHUNK):
         s = slice(a, a + COLOUR_CHUNK)
-        np.add.at(w, slot[s], view_area[s])
-        present[slot[s]] = True
+        add_at_marked(w, present, np.asarray(slot[s]), np.asarray(view_area[s], np.float64))
     order = np.argsort(-w, kind="stable")
     return [LegendItem(names[k], int(k), float(w[k])) for k in order if present[k]]
 

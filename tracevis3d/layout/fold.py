@@ -68,9 +68,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, auto_fold_flags, chain_ranked_width, squeezed_levels
+from ..kernels.fold import H_FIRST_NARROW, H_SQUEEZED, auto_fold_flags, chain_ranked_width
+from ..kernels.fold_codes import squeezed_codes
+from ..kernels.fold_runs import sibling_runs32
+from .fold_heights import LevelHeights
 from ..kernels.fold_reduce import envelope_tops, kept_tree, reduced_tops, tiny_subtrees
-from ..kernels.runs import child_rows, name_widths, sibling_runs
+from ..kernels.runs import sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
 from .naming import function_table
@@ -109,7 +112,7 @@ class Folding:
     """Vertical placement of the shown calls, in levels (one level = one unfolded call)."""
 
     bottom: np.ndarray  # float64 per shown call
-    height: np.ndarray  # float64 per shown call
+    height: "LevelHeights"  # float64 per shown call, read where indexed (a code a call)
     folded: np.ndarray  # bool, effectively folded
     run_start: np.ndarray  # int32 (index into the shown calls), -1 when not folded
     run_levels: np.ndarray  # int32, levels of the run at run starts, 0 elsewhere
@@ -166,32 +169,16 @@ def window_context(start, end, parent, lane, kind, n_lanes: int) -> np.ndarray:
     end) and shares one of the extent's ends exactly (clipped there by the window's edge:
     a window at the trace's start cuts only its end); it is no wait, release or I/O call.
     A spanning call with a spanning child is context (the deepest spanning call is not).
-    ``parent``: local indices (-1 for roots).  `CONTEXT_CHUNK` calls at a time."""
+    ``parent``: local indices (-1 for roots).  Two passes over the calls, no temporaries
+    (`kernels.fold_context.context_flags`)."""
     n = int(np.shape(start)[0])
     if n == 0:
         return np.zeros(0, np.bool_)
-    chunks = [slice(a, min(a + CONTEXT_CHUNK, n)) for a in range(0, n, CONTEXT_CHUNK)]
-
-    def columns(s):
-        return (np.asarray(start[s], np.float64), np.asarray(end[s], np.float64), np.asarray(lane[s], np.int64))
+    from ..kernels.fold_context import context_flags
 
     nl = max(int(n_lanes), int(np.max(lane)) + 1, 1)
-    lo, hi = np.full(nl, np.inf), np.full(nl, -np.inf)
-    for s in chunks:
-        st, en, ln = columns(s)
-        np.minimum.at(lo, ln, st)
-        np.maximum.at(hi, ln, en)
-    spans = np.empty(n, np.bool_)
-    has_spanning_child = np.zeros(n, np.bool_)
-    for s in chunks:
-        st, en, ln = columns(s)
-        lo_c, hi_c = lo[ln], hi[ln]
-        sp = ((en - st) >= PASS_THROUGH_SHARE * (hi_c - lo_c)) & ((st == lo_c) | (en == hi_c))
-        sp &= np.asarray(kind[s]) == KIND_OTHER
-        spans[s] = sp
-        p = np.asarray(parent[s], np.int64)
-        has_spanning_child[p[sp & (p >= 0)]] = True
-    return spans & has_spanning_child
+    return context_flags(np.asarray(start, np.float64), np.asarray(end, np.float64), np.asarray(parent),
+                         np.asarray(lane), np.asarray(kind), nl, float(PASS_THROUGH_SHARE), int(KIND_OTHER))
 
 
 #: `window_context` and the drawn mask of `fold_levels` read this many shown calls at a time
@@ -413,7 +400,7 @@ def _tops_on(tree, n_lanes: int):
 
 #: the fold's rows and name widths are made over runs of whole trees of about this many
 #: shown calls (`name_width_runs`)
-NAME_WIDTH_CHUNK_CALLS = 1 << 18
+NAME_WIDTH_CHUNK_CALLS = 1 << 17
 
 
 def name_width_runs(parent: np.ndarray, head: np.ndarray, chunk: int | None = None) -> np.ndarray:
@@ -458,6 +445,18 @@ def at_shown(column: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return column if every_call(idx, column.shape[0]) else column[idx]
 
 
+def _rows_and_widths(parent, local_end, head, func, start, end, width_px, rep_end, n_functions: int, upx: float,
+                     named_px: float) -> tuple:
+    """`fold_levels`' rows of children and name widths (`kernels.runs.child_rows`,
+    `name_widths`) in one pass over the calls (`kernels.fold_runs.rows_and_name_widths`: no
+    array of the rows over every call, the rows named kept at their calls).
+    ``(name_px, row_named, rows, row_calls)``."""
+    from ..kernels.fold_runs import rows_and_name_widths
+
+    return rows_and_name_widths(parent, local_end, head, func, start, end, np.asarray(width_px, np.float64),
+                                rep_end, int(n_functions), float(upx), float(ROW_SHARE), float(named_px))
+
+
 def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndarray, n_lanes: int,
                 fold, width_px: np.ndarray, marker_px: float, label_px: float = 16.0,
                 us_per_px: float = 1.0, budget_of=None, envelopes: Envelopes | None = None,
@@ -485,48 +484,29 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     width_px = np.asarray(width_px, np.float64)
     lane = np.asarray(lane)
     wide = width_px >= marker_px
-    start, func, end = (at_shown(c, idx) for c in (trace.start, trace.func, trace.end))
+    whole = every_call(idx, len(trace))  # the figure of every call: the trace's own (mapped) columns
+    start, func, end = (c if whole else c[idx] for c in (trace.start, trace.func, trace.end))
     gap = np.full(max(n_lanes, 1), float(us_per_px))
-    head, rep_end, rep_count = sibling_runs(func, start, end, parent, lane, gap)
+    if idx.size < np.iinfo(np.int32).max:  # 4-byte heads and counts (`kernels.fold_runs`)
+        head, rep_end, rep_count = sibling_runs32(func, start, end, parent, lane, gap)
+    else:
+        head, rep_end, rep_count = sibling_runs(func, start, end, parent, lane, gap)
     upx = max(float(us_per_px), 1e-300)
-    local_end = depth_and_end_from_parent(parent)[1]  # (the depths go at once: not held to the placement)
+    rep_heads = np.flatnonzero(rep_count >= 2)
+    rep_count = rep_count[rep_heads].astype(np.int64)  # (the counts at the runs only, before the rows' loop)
+    # one past each subtree, among the shown calls: the trace's own where they are every call
+    # (its parents are theirs: closed under parents), else made (the depths go at once)
+    local_end = trace.end_index if whole and trace.end_index.dtype == np.int32 else \
+        depth_and_end_from_parent(parent)[1]
     named_px = NARROW_EM * label_px
     # the widest thing that can carry a call's name: itself, its run, or its parent's row
     # when that is a row of its function's calls (`kernels.runs.name_widths`); what the label
-    # stage reads of the runs and rows is kept at their few calls.  The rows and the widths
-    # are made a run of whole trees at a time (`name_width_runs`): the rows' seven arrays
-    # (56 bytes a call) are over one run's calls, never over every call
-    rep_heads = np.flatnonzero(rep_count >= 2)
-    runs = name_width_runs(parent, head).tolist()
-    if len(runs) > 1:
-        name_px = np.empty(idx.size, np.float64)
-        row_named = np.empty(idx.size, np.bool_)
-    row_parts, call_parts = [], []
-    for a, b in runs:
-        if a == 0:  # positions as they are (one run: the arrays themselves, no copies)
-            p, ends, heads = parent[:b], local_end[:b], head[:b]
-        else:
-            p = parent[a:b] - parent.dtype.type(a)  # its dtype kept (the kernels' compiled signatures)
-            p[p < 0] = -1
-            ends, heads = local_end[a:b] - a, head[a:b] - a
-        rows_ab = child_rows(func[a:b], start[a:b], end[a:b], ends, trace.n_functions)
-        n_children, row_start, row_end, dom_func, dom_time, dom_count, total = rows_ab
-        widths = name_widths(p, func[a:b], start[a:b], width_px[a:b], heads, rep_end[a:b], n_children, row_start,
-                             row_end, dom_func, dom_time, total, upx, ROW_SHARE, named_px)
-        if len(runs) > 1:
-            name_px[a:b], row_named[a:b] = widths
-        else:
-            name_px, row_named = widths
-        del widths, ends, heads
-        named = np.flatnonzero(row_named[a:b])
-        row_parts.append(tuple(x[named] for x in rows_ab))
-        call_parts.append(named + a)
-        del p, rows_ab, n_children, row_start, row_end, dom_func, dom_time, dom_count, total
-    rep_end, rep_count = rep_end[rep_heads], rep_count[rep_heads]
-    row_calls = np.concatenate(call_parts) if call_parts else np.zeros(0, np.int64)
-    rows = tuple(np.concatenate(x) for x in zip(*row_parts)) if row_parts else \
-        child_rows(func[:0], start[:0], end[:0], local_end[:0], trace.n_functions)
-    del head, row_parts, call_parts
+    # stage reads of the runs and rows is kept at their few calls (`_rows_and_widths`: no
+    # array of the rows over every call)
+    name_px, row_named, rows, row_calls = _rows_and_widths(parent, local_end, head, func, start, end, width_px,
+                                                           rep_end, trace.n_functions, upx, named_px)
+    rep_end = rep_end[rep_heads]
+    del head
     squeeze = rule == "auto"
     nl = max(n_lanes, 1)
     if not squeeze:  # levels folded on request keep the marker that says how many
@@ -551,11 +531,13 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         if not squeeze:  # level ranges or none: no squeeze, every call a full level
             unfold, thr = np.full(nl, np.inf), np.zeros(nl)
             heights[:, H_SQUEEZED] = heights[:, H_FIRST_NARROW] = 1.0  # (what an envelope's levels take)
-        *placed, top = squeezed_levels(parent, lane32, name_px, width_px, infra_part, pass_part, wide,
-                                       np.asarray(unfold, np.float64), np.asarray(thr, np.float64), heights)
+        bottom, code, eff, run_start, run_levels, top, table = squeezed_codes(
+            parent, lane32, name_px, width_px, infra_part, pass_part, wide, np.asarray(unfold, np.float64),
+            np.asarray(thr, np.float64), heights)
+        height = LevelHeights(code, lane32, table)
+        placed = (bottom, height, eff, run_start, run_levels)
         if envelopes is not None and env.pool_a.size:
-            bottom, height = placed[0], placed[1]
-            stalk[0] = envelope_tops(bottom + height, lane32, name_px, np.asarray(thr, np.float64), heights,
+            stalk[0] = envelope_tops(bottom + np.asarray(height), lane32, name_px, np.asarray(thr, np.float64), heights,
                                      env.first, env.count, env.pool_a, env.pool_b, env.pool_u)
             top = np.maximum(top, _lane_max(stalk[0], lane, nl))
         return placed, top[:n_lanes]

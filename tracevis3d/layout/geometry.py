@@ -42,6 +42,8 @@ class Drawn:
     bottom: object = None  # world z of the slot's bottom
     height: object = None  # world height of the slot
     ext: object = None  # world depth
+    #: where the fields lie, for the kernels that read them in place (`DrawnSource`)
+    source: object = None
 
     def place(self, frame) -> "Drawn":
         lane, level_bottom, level_height, ext_unit = self.lane, self.level_bottom, self.level_height, self.ext_unit
@@ -65,9 +67,14 @@ class Drawn:
         """Where each of the shown calls ``shown`` stands among the drawn calls (``local`` is
         ascending), -1 for one not drawn: a search, not a table over every shown call."""
         shown = np.asarray(shown, np.int64)
-        at = np.searchsorted(self.local, shown)
         if self.local.size == 0:
             return np.full(shown.shape, -1, np.int64)
+        if shown.ndim == 1 and shown.size > POSITION_CHUNK:  # a chunk's temporaries at a time
+            out = np.empty(shown.size, np.int64)
+            for a in range(0, shown.size, POSITION_CHUNK):
+                out[a:a + POSITION_CHUNK] = self.position_of(shown[a:a + POSITION_CHUNK])
+            return out
+        at = np.searchsorted(self.local, shown)
         found = (at < self.local.size) & (self.local[np.minimum(at, self.local.size - 1)] == shown)
         return np.where(found, at, -1).astype(np.int64, copy=False)
 
@@ -80,6 +87,36 @@ class Drawn:
         """`face_high` of the drawn calls ``k`` (as `face_low_at`)."""
         return self.bottom[k] + (1 + BOX_FILL) / 2 * self.height[k]
 
+
+@dataclass
+class DrawnSource:
+    """Where a `Drawn`'s fields lie, for a kernel that reads them in place
+    (`kernels.overview_clusters`): drawn call k stands at position ``p = pos[k]`` of ``lane``
+    and is call ``c = p`` (``whole``) or ``idx[p]`` of ``start``, ``end`` and ``func``, its
+    time clipped to [t0, t1].  Gathered fields: ``pos`` 0..n-1 and the fields themselves."""
+
+    pos: np.ndarray
+    idx: np.ndarray
+    whole: bool
+    start: np.ndarray
+    end: np.ndarray
+    func: np.ndarray
+    lane: np.ndarray
+    t0: float
+    t1: float
+    #: by position: the slot's bottom in levels, its height's code into ``htable`` (per lane,
+    #: `fold.LevelHeights`), the measure (`Drawn.place`)
+    bottom: np.ndarray = None
+    hcode: np.ndarray = None
+    htable: np.ndarray = None
+    ext_unit: np.ndarray = None
+    folded: np.ndarray = None  # by position: a folded run's band
+    #: by call: its id in the loaded trace (empty: the call itself)
+    orig: np.ndarray = None
+
+
+#: `Drawn.position_of` looks for this many shown calls at a time (four 8-byte temporaries each)
+POSITION_CHUNK = 1 << 16
 
 #: stages that read every drawn call read them this many at a time (a chunk's temporaries, not 10^8 calls')
 DRAWN_CHUNK = 1 << 20
@@ -127,10 +164,15 @@ def drawn_calls(sel, fold, slot, ext_unit, gathered: bool = True) -> Drawn:
         orig = np.zeros(0, np.int64) if sel.orig is None else sel.orig
         idx, call_id, lane, start, end, func, slot_d, folded, run_levels, bottom, height, ext, key = gather_drawn(
             dr, sel.idx, orig, sel.lane, tr.start, tr.end, tr.func, slot, fold.folded, fold.run_levels,
-            fold.bottom, fold.height, ext_unit, float(sel.t0), float(sel.t1), 4096.0)
+            fold.bottom, np.asarray(fold.height), np.asarray(ext_unit, np.float64), float(sel.t0), float(sel.t1),
+            4096.0)
         level_id = dense_ranks(key)
+        # (the selection's index dtype: the kernels that read a source compile once for both kinds)
+        source = DrawnSource(np.arange(dr.size, dtype=np.int32), np.zeros(0, sel.idx.dtype), True, start, end, func, lane,
+                             float(sel.t0), float(sel.t1), bottom, fold.height.code[dr], fold.height.table, ext, folded,
+                             call_id)
         return Drawn(idx, call_id, dr, lane, start, end, func, slot_d, folded, run_levels, bottom, height,
-                     level_id.astype(np.int32, copy=False), ext)
+                     level_id.astype(np.int32, copy=False), ext, source=source)
     return shown_drawn_calls(sel, fold, slot, ext_unit)
 
 
@@ -144,8 +186,13 @@ def shown_drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
     del dr
     tr, t0, t1 = sel.trace, float(sel.t0), float(sel.t1)
     sel_idx, sel_lane, orig = sel.idx, sel.lane, sel.orig
+    from .fold import every_call
+
+    whole = every_call(sel_idx, len(tr))  # a whole trace's figure: the shown position is the call
 
     def calls(p):  # the selection's trace's calls at shown positions p
+        if whole:
+            return p.astype(np.int64, copy=False) if isinstance(p, np.ndarray) else np.int64(p)
         return sel_idx[p].astype(np.int64, copy=False) if isinstance(p, np.ndarray) else np.int64(sel_idx[p])
 
     def call_id(p):
@@ -165,7 +212,9 @@ def shown_drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
         column(lambda p: tr.func[calls(p)], tr.func.dtype), column(lambda p: slot[p], slot.dtype),
         column(lambda p: folded[p], folded.dtype), column(lambda p: run_levels[p], run_levels.dtype),
         column(lambda p: bottom[p], np.dtype(np.float64)), column(lambda p: height[p], np.dtype(np.float64)),
-        level_id, column(lambda p: ext_unit[p], ext_unit.dtype))
+        level_id, column(lambda p: ext_unit[p], np.dtype(np.float64)),
+        source=DrawnSource(local, sel_idx, whole, tr.start, tr.end, tr.func, sel_lane, t0, t1, bottom, height.code,
+                           height.table, ext_unit, folded, np.zeros(0, np.int64) if orig is None else orig))
 
 
 def drawn_level_ids(bottom: np.ndarray, local: np.ndarray) -> np.ndarray:
@@ -273,6 +322,8 @@ def cluster_calls(d: Drawn, frame, cluster_px: float) -> Clusters:
     cluster's members are in one lane): the clusters, their numbering and their dominant
     functions are those of one pass over every drawn call, while the arrays the pass makes
     over the calls (~60 bytes a drawn call) are over one lane's."""
+    if cluster_px > 0 and d.source is not None:
+        return _clusters_in_place(d, (cluster_px * frame.us_per_px).astype(np.float64))
     n = d.idx.size
     lane = np.asarray(d.lane)
     cuts = np.concatenate(([0], np.flatnonzero(lane[1:] != lane[:-1]) + 1, [n])) if n else np.zeros(1, np.int64)
@@ -306,6 +357,21 @@ def cluster_calls(d: Drawn, frame, cluster_px: float) -> Clusters:
         return Clusters(of, *(np.zeros(0, t) for t in (np.int32, np.int32, np.float64, np.float64, np.int32,
                                                         np.int32, np.bool_, np.int64, np.float64, np.float64)))
     return Clusters(of, *(np.concatenate(c) for c in zip(*parts)))
+
+
+def _clusters_in_place(d: Drawn, min_w: np.ndarray) -> Clusters:
+    """`cluster_calls` in one pass over the drawn calls' fields where they lie
+    (`kernels.overview_clusters.drawn_clusters`): the same clusters, numbers and dominant
+    members, no array over the drawn calls but ``cluster_of``."""
+    from ..kernels.overview_clusters import drawn_clusters
+
+    src = d.source
+    func = np.asarray(src.func)
+    n_funcs = max(int(func.max(initial=-1)) + 1, 1)
+    (of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, dom, share, time) = drawn_clusters(
+        src.pos, src.idx, bool(src.whole), np.asarray(src.start), np.asarray(src.end), float(src.t0), float(src.t1),
+        func, np.asarray(src.lane), np.ascontiguousarray(d.level_id), min_w, n_funcs)
+    return Clusters(of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, dom, share, time)
 
 
 def dominant_member(cluster_of, func, dur, n_clusters, calls=None) -> tuple:
@@ -367,9 +433,11 @@ def cluster_layer(d: Drawn, cl: Clusters, frame, t0: float, colouring, cluster_p
     cw = np.maximum(cxe - cxs, cluster_px * frame.px[cl.lane] / frame.foreshorten) if nc else np.zeros(0)
     cext = np.zeros(nc)
     s = cl.single
+    from ..kernels.overview_sums import max_at
+
     for part in drawn_chunks(s.size if nc else 0):  # each cluster's deepest member, a chunk at a time
         merged = np.flatnonzero(~s[part]) + part.start
-        np.maximum.at(cext, cl.cluster_of[merged], d.ext[merged])
+        max_at(cext, cl.cluster_of[merged], np.asarray(d.ext[merged], np.float64))  # (`np.maximum.at`, in order)
     pos = np.empty((nc, 3), np.float32)
     sc = np.empty((nc, 3), np.float32)
     cx = np.minimum(np.maximum((cxs + cxe) / 2, cw / 2), time_length - cw / 2) if nc else np.zeros(0)

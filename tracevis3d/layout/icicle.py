@@ -30,7 +30,8 @@ from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, complete_from, f
                        time_axis, title_box, trace_title, with_run_brackets, x_unit_of)
 from .camera import view_direction
 from .colour import colour_calls, highlight_colouring, legend_swatch_rows, log_norm  # noqa: F401  (log_norm: public helper)
-from .fold import BAND_WIDE, fold_levels
+from .fold import BAND_WIDE, every_call, fold_levels
+from .icicle_measure import MEASURE_CHUNK, MeasureUnits, extrusion, measure_calls, per_lane_max  # noqa: F401
 from .frame import frame_lanes, lane_gap_levels
 from .geometry import (BOX_FILL, AtIndex, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
@@ -65,57 +66,6 @@ def fit_label(text: str, width: float, size: float) -> str:
     from .text import fit_text
 
     return fit_text(name_candidates(text), width / size if size > 0 else 0.0)
-
-
-def measure_calls(tr: Trace, idx: np.ndarray, which: str) -> np.ndarray:
-    """A measure per call: ``constant``, ``inclusive`` or ``self`` time (µs), ``calls`` of its function."""
-    if which == "constant":
-        return np.ones(idx.size)
-    if which in ("inclusive", "self"):  # `MEASURE_CHUNK` calls at a time (a chunk's temporaries)
-        out = np.empty(idx.size)
-        for a in range(0, idx.size, MEASURE_CHUNK):
-            i = idx[a:a + MEASURE_CHUNK]
-            out[a:a + MEASURE_CHUNK] = tr.end[i] - tr.start[i] if which == "inclusive" else \
-                np.maximum(tr.self_time_of(i), 0.0)
-        return out
-    if which == "calls":
-        return np.bincount(tr.func, minlength=tr.n_functions)[tr.func[idx]].astype(np.float64)
-    raise ValueError(which)
-
-
-#: `measure_calls` and `extrusion` read this many shown calls at a time
-MEASURE_CHUNK = 1 << 20
-
-
-def per_lane_max(values, lane, n_lanes) -> np.ndarray:
-    """Max of ``values`` per lane; lanes are contiguous runs of ``lane`` (0 for a lane with
-    none), `MEASURE_CHUNK` values at a time (the maxima of a lane's parts, maxed)."""
-    out = np.full(n_lanes, -np.inf)
-    seen = np.zeros(n_lanes, np.bool_)
-    for a in range(0, values.size, MEASURE_CHUNK):
-        v, ln = np.asarray(values[a:a + MEASURE_CHUNK]), np.asarray(lane[a:a + MEASURE_CHUNK])
-        starts = np.flatnonzero(np.r_[True, ln[1:] != ln[:-1]])
-        np.maximum.at(out, ln[starts], np.maximum.reduceat(v, starts))
-        seen[ln[starts]] = True
-    out[~seen] = 0.0
-    return out
-
-
-def extrusion(tr, idx, measure: str) -> tuple:
-    """The measure normalised to (0.12 .. 1] per shown call, and the legend's line for it."""
-    mv = measure_calls(tr, idx, measure)
-    mmax = float(mv.max()) if mv.size else 0.0
-    unit = mv  # made in the measure's array, a chunk at a time
-    for a in range(0, mv.size, MEASURE_CHUNK):
-        s = slice(a, a + MEASURE_CHUNK)
-        unit[s] = 0.12 + 0.88 * (mv[s] / mmax if mmax > 0 else np.zeros_like(mv[s]))
-    if measure == "constant":
-        return unit, None
-    xu = x_unit_of(tr)  # a merged trace's measure: "self samples (deepest 1.2k samples)"
-    what = {"inclusive": f"inclusive {xu.quantity}", "self": f"self {xu.quantity}",
-            "calls": "calls of the function"}[measure]
-    most = xu.fmt(mmax) if measure != "calls" else f"{int(mmax):,}"
-    return unit, f"depth into the picture: {what} (deepest {most})"
 
 
 def lane_budget_of(sel, params, tpx: float, content_h_px: float | None = None):
@@ -218,12 +168,17 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
         content_h_px = content_height(res, tpx, params.show_title) * (1.0 - tracks.share)
     n_lanes = sel.lane_threads.size
     est_us_per_px = (t1 - t0) / (0.8 * res[0])  # the content takes ~80 % of the width
-    width_px = (np.minimum(tr.end[idx], t1) - np.maximum(tr.start[idx], t0)) / est_us_per_px
+    whole = every_call(idx, len(tr))  # the figure of every call: the trace's own (mapped) columns, no gathers
+    width_px = (np.minimum(tr.end if whole else tr.end[idx], t1) -
+                np.maximum(tr.start if whole else tr.start[idx], t0)) / est_us_per_px
     fold = fold_levels(tr, idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
                        tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx, content_h_px))
-    ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure)
-    # width × height × drawn, made in the widths' array (no second array over the shown calls)
-    view_area = np.multiply(np.multiply(width_px, fold.height, out=width_px), fold.drawn, out=width_px)
+    ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure, fold.drawn, sel.lane, n_lanes)
+    # width × height × drawn, made in the widths' array a chunk at a time (no second array over the shown calls)
+    view_area = width_px
+    for a in range(0, idx.size, MEASURE_CHUNK):
+        s = slice(a, a + MEASURE_CHUNK)
+        np.multiply(np.multiply(width_px[s], fold.height[s], out=width_px[s]), fold.drawn[s], out=width_px[s])
     if colouring_of is not None:
         colouring = colouring_of(sel)
     else:
@@ -242,7 +197,7 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
     n_folded = int((fold.folded & ~fold.drawn).sum())
     n_partial = int(sel.partial[d.idx].sum()) if sel.partial is not None else 0
     return IcicleStages(sel, fold, colouring, d, ext_label, n_folded, n_partial, np.maximum(fold.lane_levels, 1.0),
-                        per_lane_max(d.ext_unit, d.lane, n_lanes), tracks)
+                        ext_unit.lane_units(), tracks)  # (`per_lane_max` of the drawn calls' units)
 
 
 #: a selection of more calls than this keeps its drawn calls' fields unheld (`geometry.shown_drawn_calls`:
@@ -465,8 +420,11 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     d, sel = st.drawn, st.sel
     d.place(frame)
     res = params.resolution
-    grid = rects_grid(res, OCCUPANCY_CELL_PX, *(np.zeros(0),) * 4)
-    for a in range(0, d.start.size, OCCUPANCY_CHUNK):  # a chunk's temporaries at a time, not the calls'
+    if d.source is not None:  # one pass over the drawn calls' fields where they lie
+        grid = _drawn_occupancy(d, frame, res)
+    else:
+        grid = rects_grid(res, OCCUPANCY_CELL_PX, *(np.zeros(0),) * 4)
+    for a in range(0, d.start.size if d.source is None else 0, OCCUPANCY_CHUNK):  # a chunk's temporaries at a time, not the calls'
         b = a + OCCUPANCY_CHUNK
         x0 = (d.start[a:b] - sel.t0) * frame.scale_t
         x1 = (d.end[a:b] - sel.t0) * frame.scale_t
@@ -485,6 +443,39 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
         w = lane_name_em(sel, params) * tpx
         extra += [(x - w - 1.2 * tpx, y - 1.5 * tpx, x, y + 0.5 * tpx) for x, y in nm]
     return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.asarray(extra).reshape(-1, 4))
+
+
+def _drawn_occupancy(d, frame, res) -> np.ndarray:
+    """`lanes_occupancy`'s grid of the drawn boxes in one pass over their fields where they lie
+    (`kernels.overview_drawn.drawn_occupancy`: the rectangles the chunked projection makes,
+    marked into one grid)."""
+    from ..kernels.overview_drawn import covered_of, drawn_occupancy
+    from .camera import box_rect_camera
+    from .geometry import BOX_FILL
+
+    src = d.source
+    ny, nx = int(np.ceil(res[1] / OCCUPANCY_CELL_PX)), int(np.ceil(res[0] / OCCUPANCY_CELL_PX))
+    from .overview_pool import in_parts, layout_threads
+
+    f64 = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    camera = box_rect_camera(frame.cam, res)
+
+    def part(chunks):  # the measures of a chunk at a time (`MeasureUnits`), the chunks' cells' marks
+        diff = np.zeros((ny + 1, nx + 1), np.int64)
+        for a in chunks:
+            pos = src.pos[a:a + OCCUPANCY_CHUNK]
+            drawn_occupancy(diff, pos, src.idx, bool(src.whole), f64(src.start), f64(src.end), float(src.t0),
+                            float(src.t1), src.lane, f64(src.bottom), src.hcode, f64(src.htable),
+                            np.ascontiguousarray(src.ext_unit[pos], np.float64), f64(frame.z_base), float(frame.h),
+                            float(frame.depth), float(frame.scale_t), (1 - BOX_FILL) / 2, (1 + BOX_FILL) / 2,
+                            *camera, ny, nx, float(OCCUPANCY_CELL_PX))
+        return diff
+
+    # the chunks dealt to the cores (`overview_pool`): their marks are counts, added exactly in any order
+    k = layout_threads()
+    chunks = list(range(0, src.pos.size, OCCUPANCY_CHUNK))
+    diffs = in_parts(part, [chunks[j::k] for j in range(k)], src.pos.size)
+    return covered_of(sum(diffs) if diffs else np.zeros((ny + 1, nx + 1), np.int64), ny, nx)
 
 
 def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of=None,

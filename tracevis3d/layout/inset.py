@@ -185,9 +185,10 @@ def _slot_lookup(sel, colouring, lane: int):
     """A `colouring_of` for `icicle.icicle_stages`: the inset's calls keep the slot the
     figure gave them (its calls of ``lane``, by their index in the figure's trace)."""
     lo, hi = np.searchsorted(sel.lane, [lane, lane + 1])
-    ids = sel.idx[lo:hi]
-    order = np.argsort(ids, kind="stable")
-    ids, slots = ids[order], colouring.slot[lo:hi][order]
+    ids, slots = sel.idx[lo:hi], colouring.slot[lo:hi]
+    if ids.size > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # (ascending already: a lane of one thread)
+        order = np.argsort(ids, kind="stable")
+        ids, slots = ids[order], slots[order]
     fallback = len(colouring.slot_rgb) - 1  # "other" in the categorical modes
 
     def colouring_of(sel_in):

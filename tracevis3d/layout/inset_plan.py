@@ -135,7 +135,24 @@ def named_functions(d, names: LabelSet) -> np.ndarray:
     n = d.local.size
     if ci.size == 0 or n == 0:
         return np.unique(d.func[np.zeros(n, np.bool_)])
+    if d.source is not None:  # one pass over the drawn calls where they lie (`kernels.overview_drawn`)
+        return np.flatnonzero(_named_function_table(d, ci)).astype(d.func.dtype, copy=False)
     return np.unique(np.concatenate([d.func[s][_member(d.call_id[s], ci)] for s in drawn_chunks(n)]))
+
+
+def _named_function_table(d, ci: np.ndarray) -> np.ndarray:
+    """bool per function: a drawn call of it has its id among ``ci`` (`named_functions`: the
+    ascending distinct functions are this table's marks)."""
+    from ..kernels.overview_drawn import named_functions_of
+
+    src = d.source
+    func = np.asarray(src.func)
+    lo = int(ci.min())
+    table = np.zeros(int(ci.max()) - lo + 1, np.bool_)
+    table[ci - lo] = True
+    present = np.zeros(max(int(func.max(initial=-1)) + 1, 1), np.bool_)
+    named_functions_of(src.pos, src.idx, bool(src.whole), np.asarray(src.orig, np.int64), func, lo, table, present)
+    return present
 
 
 def _member(values: np.ndarray, of: np.ndarray) -> np.ndarray:
@@ -152,6 +169,11 @@ def _candidates(sel, d, cl, frame, ft, names: LabelSet, tpx: float) -> tuple:
     name, not the runtime's, of functions named nowhere in the figure.  (indices into the
     drawn calls, width px, need px)."""
     named = named_functions(d, names)
+    if d.source is not None:  # one pass over the drawn calls where they lie (`kernels.overview_drawn`)
+        pick, width = _unnamed_boxes(d, cl, frame, ft, named)
+        need = name_need_px(ft, d.func[pick], tpx)
+        keep = width < need
+        return pick[keep], width[keep], need[keep]
     picks, widths = [np.zeros(0, np.int64)], [np.zeros(0)]
     for s in drawn_chunks(d.local.size):  # a chunk of the drawn calls at a time
         func = d.func[s]
@@ -165,6 +187,22 @@ def _candidates(sel, d, cl, frame, ft, names: LabelSet, tpx: float) -> tuple:
     need = name_need_px(ft, d.func[pick], tpx)
     keep = width < need
     return pick[keep], width[keep], need[keep]
+
+
+def _unnamed_boxes(d, cl, frame, ft, named: np.ndarray) -> tuple:
+    """`_candidates`' picks and widths before the names' need (`kernels.overview_drawn.unnamed_boxes`)."""
+    from ..kernels.overview_drawn import unnamed_boxes
+
+    src = d.source
+    func = np.asarray(src.func)
+    n_func = max(int(func.max(initial=-1)) + 1, int(ft.infra.size), 1)
+    infra = np.zeros(n_func, np.bool_)
+    infra[:ft.infra.size] = ft.infra
+    named_func = np.zeros(n_func, np.bool_)
+    named_func[named] = True
+    return unnamed_boxes(src.pos, src.idx, bool(src.whole), np.asarray(src.start), np.asarray(src.end),
+                         float(src.t0), float(src.t1), func, src.lane, np.asarray(src.folded), cl.cluster_of, infra,
+                         named_func, np.asarray(frame.us_per_px, np.float64))
 
 
 def plan_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float, content_rect,

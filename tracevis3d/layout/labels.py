@@ -26,7 +26,7 @@ from .camera import euler_xyz, project
 from .spec import CameraSpec, InstanceLayer, LabelSet, MaterialSpec
 from .cluster import cluster_subpixel_calls
 from .fold import ROW_SHARE
-from .geometry import BOX_FILL, AtIndex, dominant_member
+from .geometry import BOX_FILL, AtIndex, dominant_member, drawn_chunks
 from .text import ASCENT, DESCENT, fit_text, name_candidates, text_width
 
 MIN_TEXT_PX = 14.0
@@ -498,7 +498,9 @@ def icicle_labels(placer: "LabelPlacer", d, cl, cluster_x, fold, colouring, ft, 
     #    ("publish_string › … › Reader.read") or the call and how many levels it folds
     #    ("re.compile (16 levels)", narrower "re.compile +16"); runtime infrastructure, and a band
     #    too narrow for a name, says how deep it is ("14 folded levels", kind "fold")
-    starts = np.flatnonzero((d.run_levels >= 2) & (d.level_height >= 1.0 - 1e-9))
+    starts = np.concatenate([np.flatnonzero(d.run_levels[s] >= 2) + s.start for s in drawn_chunks(d.local.size)]
+                            or [np.zeros(0, np.int64)])  # (bands of two levels or more: few)
+    starts = starts[d.level_height[starts] >= 1.0 - 1e-9] if starts.size else starts
     if starts.size:
         last = band_last_calls(fold, d, starts, shown_func)
         own = np.flatnonzero(~np.asarray(ft.infra, np.bool_)[func[starts]])

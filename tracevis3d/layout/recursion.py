@@ -71,7 +71,7 @@ class Tower:
 
 #: `recursive_calls` runs `recursion_depth` over this many shown calls at a time (its work arrays,
 #: ~36 bytes a call, over these only), or over one tree where a tree holds more
-RECURSION_CHUNK_CALLS = 1 << 21
+RECURSION_CHUNK_CALLS = 1 << 19
 
 
 def recursive_calls(func, idx, parent, infra=None, chunk: int = RECURSION_CHUNK_CALLS) -> tuple:
@@ -89,8 +89,9 @@ def recursive_calls(func, idx, parent, infra=None, chunk: int = RECURSION_CHUNK_
                                                     roots.size - 1)], n))
     del roots
     infra_of = None if infra is None else np.asarray(infra, np.bool_)
-    deep_parts, outer_parts = [], []
-    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+    dt = np.int32 if n < np.iinfo(np.int32).max else np.int64  # (4 bytes a recursive call where they fit)
+    def run(ab):  # a run of whole trees
+        a, b = ab
         f = func[idx[a:b]]
         p = parent[a:b] - parent.dtype.type(a)  # its dtype kept (the kernel's compiled signature)
         p[p < 0] = -1
@@ -100,11 +101,12 @@ def recursive_calls(func, idx, parent, infra=None, chunk: int = RECURSION_CHUNK_
         if infra_of is not None:
             keep &= ~infra_of[f]
         at = np.flatnonzero(keep)
-        deep_parts.append(at + a)
-        outer_parts.append(outer[at] + a)
-    if not deep_parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(deep_parts), np.concatenate(outer_parts)
+        return (at + a).astype(dt), (outer[at] + a).astype(dt)
+
+    parts = [run(ab) for ab in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
+    if not parts:
+        return np.zeros(0, dt), np.zeros(0, dt)
+    return np.concatenate([d for d, _ in parts]), np.concatenate([o for _, o in parts])
 
 
 def recursion_towers(sel, infra=None) -> list:

@@ -44,7 +44,9 @@ class Selection:
     """The calls of one figure.  Call indices refer to ``trace`` (the trace after hiding)."""
 
     trace: Trace
-    idx: np.ndarray  # int64, shown calls, lanes contiguous in lane order, pre-order inside
+    #: shown calls, lanes contiguous in lane order, pre-order inside: int32 (`index_dtype`: a trace
+    #: of fewer than 2^31 calls), else int64
+    idx: np.ndarray
     parent: np.ndarray  # int32, parent of each shown call as an index into idx (-1 roots)
     lane: np.ndarray  # int32, lane of each shown call
     lane_threads: np.ndarray  # int32, thread of each lane (lane order)
@@ -219,10 +221,46 @@ def thread_sections(trace: Trace) -> np.ndarray:
     return out
 
 
+def _at_piece(column: np.ndarray, piece: np.ndarray) -> np.ndarray:
+    """``column[piece]``: a view of the column where the piece is a whole range of calls (no
+    gather of a thread's 10^7 calls)."""
+    if piece.size and int(piece[-1]) - int(piece[0]) + 1 == piece.size:
+        return column[int(piece[0]): int(piece[-1]) + 1]
+    return column[piece]
+
+
+def _every_call(pieces: list, n: int) -> bool:
+    """Whether ``pieces`` (ranges of calls, in lane order) are the ``n`` calls of their trace in
+    order, each a whole range: the shown positions are the calls (no pass over them)."""
+    at = 0
+    for p in pieces:
+        if p.size == 0:
+            continue
+        if int(p[0]) != at or int(p[-1]) - int(p[0]) + 1 != p.size:
+            return False
+        at += p.size
+    return at == n
+
+
+def _pieces_extent(tr: Trace, pieces: list) -> tuple:
+    """(first start, last end) of the calls of ``pieces`` (their concatenation's min and max)."""
+    shown = [p for p in pieces if p.size]
+    return (float(min(_at_piece(tr.start, p).min() for p in shown)),
+            float(max(_at_piece(tr.end, p).max() for p in shown)))
+
+
+def index_dtype(n_calls: int):
+    """The dtype of a selection's call indices into a trace of ``n_calls`` calls: int32 where
+    they fit (4 bytes a shown call, not 8: a 10^8-call overview), else int64."""
+    return np.dtype(np.int32) if n_calls <= np.iinfo(np.int32).max else np.dtype(np.int64)
+
+
 def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarray:
-    """The calls of [lo, hi) (one thread) inside ``params``' time window and depth, ascending."""
+    """The calls of [lo, hi) (one thread) inside ``params``' time window and depth, ascending
+    (`index_dtype`)."""
+    dt = index_dtype(len(tr))
     if params.time_window is None and params.max_depth is None:
-        return np.arange(lo, hi, dtype=np.int64)
+        return np.arange(lo, hi, dtype=dt)
     out = []
     for a in range(lo, hi, chunk):
         b = min(a + chunk, hi)
@@ -233,8 +271,8 @@ def _kept(tr: Trace, lo: int, hi: int, params, chunk: int = 1 << 22) -> np.ndarr
             m &= tr.start[a:b] <= t1
         if params.max_depth is not None:
             m &= tr.depth[a:b] <= params.max_depth
-        out.append(a + np.flatnonzero(m))
-    return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
+        out.append((a + np.flatnonzero(m)).astype(dt))
+    return np.concatenate(out) if out else np.zeros(0, dt)
 
 
 def window_cut(trace: Trace, window) -> tuple:
@@ -323,7 +361,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
     if params.time_window is not None:
         t0, t1 = (float(x) for x in params.time_window)
     else:
-        t0, t1 = float(tr.start[idx].min()), float(tr.end[idx].max())
+        t0, t1 = _pieces_extent(tr, pieces)
         if not t1 > t0:
             t1 = t0 + 1.0
     members = None
@@ -331,8 +369,8 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
     by_name = name_members and 1 < lanes.size <= min_lanes
     if getattr(params, "pack_threads", False) and (lanes.size > min_lanes or by_name):
         shown = [k for k, p in enumerate(pieces) if p.size]
-        first = np.array([tr.start[pieces[k]].min() for k in shown])
-        last = np.array([tr.end[pieces[k]].max() for k in shown])
+        first = np.array([_at_piece(tr.start, pieces[k]).min() for k in shown])
+        last = np.array([_at_piece(tr.end, pieces[k]).max() for k in shown])
         # by name: a thread too short for its tag keeps a lane of its own
         alone = (last - first < _tag_share(tr, lanes[shown], lanes.size, params) * (t1 - t0)) if by_name else None
         row = _pack_threads(tr, lanes[shown], first, last, t1 - t0, alone, _lane_cap(params, max_lanes))
@@ -358,18 +396,21 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         members = [members[k] for k in kept] if members is not None else None
         idx = np.concatenate(pieces)
         if params.time_window is None:
-            t0, t1 = float(tr.start[idx].min()), float(tr.end[idx].max())
+            t0, t1 = _pieces_extent(tr, pieces)
             if not t1 > t0:
                 t1 = t0 + 1.0
-    parent = np.empty(idx.size, np.int32)
+    parent = np.empty(idx.size, np.int32) if not _every_call(pieces, len(tr)) or tr.parent.dtype != np.int32 \
+        else None  # the figure of every call, in order: its parents are the trace's own (mapped, not copied)
     at = 0
-    for piece in pieces:  # a parent is on its child's lane, in its (ascending) piece
+    for piece in pieces if parent is not None else ():  # a parent is on its child's lane, in its (ascending) piece
         gp = tr.parent[piece]
         if piece.size and int(piece[-1]) - int(piece[0]) + 1 == piece.size:  # a whole range: no search
             parent[at: at + piece.size] = np.where(gp >= 0, gp - (int(piece[0]) - at), -1)
         else:
             parent[at: at + piece.size] = np.where(gp >= 0, at + np.searchsorted(piece, gp), -1)
         at += piece.size
+    if parent is None:
+        parent = tr.parent
     lane = _lane_of_thread(tr.n_threads, lanes, members).astype(np.int32)[tr.thread[idx]]
     counts = tr.thread_name_counts()
     named = None

@@ -1,0 +1,137 @@
+"""`kernels.runs.sibling_runs` with 4-byte indices and counts (the fold's runs of repeated
+siblings over a 10^8-call overview: 20 bytes a call, not 32).
+
+Call i continues the run of its previous sibling j (the previous child of the same parent, or
+the previous root of the same lane) when func[i] == func[j] and start[i] - end[j] <=
+max_gap[lane[i]]; otherwise it starts a run.  Calls in per-thread depth-first pre-order, fewer
+than 2^31 of them.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def sibling_runs32(func, start, end, parent, lane, max_gap):
+    """``(head, run_end, run_count)`` as `kernels.runs.sibling_runs` gives them, ``head`` and
+    ``run_count`` int32: ``head[i]`` the first call of i's run; for heads, the end of the
+    run's last call and its number of calls (0 elsewhere)."""
+    n = func.shape[0]
+    head = np.empty(n, np.int32)
+    run_end = np.zeros(n, np.float64)
+    run_count = np.zeros(n, np.int32)
+    last_child = np.full(n, -1, np.int32)
+    n_lanes = 0
+    for i in range(n):
+        if lane[i] + 1 > n_lanes:
+            n_lanes = lane[i] + 1
+    last_root = np.full(max(n_lanes, 1), -1, np.int64)
+    for i in range(n):
+        p = parent[i]
+        j = last_child[p] if p >= 0 else last_root[lane[i]]
+        if j >= 0 and func[j] == func[i] and start[i] - end[j] <= max_gap[lane[i]]:
+            h = head[j]
+        else:
+            h = i
+        head[i] = h
+        run_count[h] += 1
+        if end[i] > run_end[h]:
+            run_end[h] = end[i]
+        if p >= 0:
+            last_child[p] = i
+        else:
+            last_root[lane[i]] = i
+    return head, run_end, run_count
+
+
+@njit(cache=True, nogil=True)
+def _grow_rows(cap, n_children, row_start, row_end, dom_func, dom_time, dom_count, total, calls):
+    m = 2 * cap
+    out = (np.empty(m, np.int64), np.empty(m, np.float64), np.empty(m, np.float64), np.empty(m, np.int64),
+           np.empty(m, np.float64), np.empty(m, np.int64), np.empty(m, np.float64), np.empty(m, np.int64))
+    out[0][:cap] = n_children
+    out[1][:cap] = row_start
+    out[2][:cap] = row_end
+    out[3][:cap] = dom_func
+    out[4][:cap] = dom_time
+    out[5][:cap] = dom_count
+    out[6][:cap] = total
+    out[7][:cap] = calls
+    return out
+
+
+@njit(cache=True, nogil=True)
+def rows_and_name_widths(parent, end_index, head, func, start, end, width_px, run_end, n_func, us_per_px, row_share,
+                         named_px):
+    """`kernels.runs.child_rows` and `kernels.runs.name_widths` of the same calls in one pass,
+    without the rows' seven arrays over every call: ``(name_px, row_named, rows, row_calls)``,
+    ``rows`` the seven row arrays (n_children, row_start, row_end, dom_func, dom_time,
+    dom_count, total: their dtypes) at the calls whose row is named (``row_calls``, ascending).
+    Call p's children are visited when p is (its row, then its children's widths from it); the
+    same additions in the same order, the same comparisons: the values of the two kernels."""
+    n = parent.shape[0]
+    name_px = np.empty(n, np.float64)
+    row_named = np.zeros(n, np.bool_)
+    acc = np.zeros(max(n_func, 1), np.float64)
+    cnt = np.zeros(max(n_func, 1), np.int64)
+    touched = np.empty(max(n_func, 1), np.int64)
+    cap = 1024
+    r_n, r_s, r_e, r_df, r_dt, r_dc, r_t, r_c = (np.empty(cap, np.int64), np.empty(cap, np.float64),
+                                                 np.empty(cap, np.float64), np.empty(cap, np.int64),
+                                                 np.empty(cap, np.float64), np.empty(cap, np.int64),
+                                                 np.empty(cap, np.float64), np.empty(cap, np.int64))
+    m = 0
+    for p in range(n):
+        if parent[p] < 0:  # a root: itself or its run (no parent's row)
+            h = head[p]
+            name_px[p] = max(width_px[p], (run_end[h] - start[h]) / us_per_px)
+        c = p + 1
+        if c >= end_index[p]:
+            continue
+        rs = start[c]
+        re_ = 0.0
+        tot = 0.0
+        nc = 0
+        nt = 0
+        while c < end_index[p]:
+            f = func[c]
+            d = end[c] - start[c]
+            if cnt[f] == 0:
+                touched[nt] = f
+                nt += 1
+            acc[f] += d
+            cnt[f] += 1
+            tot += d
+            nc += 1
+            re_ = end[c]
+            c = end_index[c]
+        best = -1
+        for k in range(nt):
+            f = touched[k]
+            if best < 0 or acc[f] > acc[best]:
+                best = f
+        dt, dc = acc[best], cnt[best]
+        for k in range(nt):
+            f = touched[k]
+            acc[f] = 0.0
+            cnt[f] = 0
+        dominated = nc >= 2 and dt >= row_share * max(tot, 1e-300)
+        row_px = (re_ - rs) / us_per_px
+        # its children's widths: themselves, their runs, and this row where they are of its function
+        c = p + 1
+        while c < end_index[p]:
+            h = head[c]
+            w = max(width_px[c], (run_end[h] - start[h]) / us_per_px)
+            if dominated and func[c] == best:
+                w = max(w, row_px)
+            name_px[c] = w
+            c = end_index[c]
+        if dominated and row_px >= named_px:
+            row_named[p] = True
+            if m == cap:
+                r_n, r_s, r_e, r_df, r_dt, r_dc, r_t, r_c = _grow_rows(cap, r_n, r_s, r_e, r_df, r_dt, r_dc, r_t, r_c)
+                cap *= 2
+            r_n[m], r_s[m], r_e[m], r_df[m], r_dt[m], r_dc[m], r_t[m], r_c[m] = nc, rs, re_, best, dt, dc, tot, p
+            m += 1
+    rows = (r_n[:m].copy(), r_s[:m].copy(), r_e[:m].copy(), r_df[:m].copy(), r_dt[:m].copy(), r_dc[:m].copy(),
+            r_t[:m].copy())
+    return name_px, row_named, rows, r_c[:m].copy()
