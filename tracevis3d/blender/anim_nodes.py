@@ -25,6 +25,7 @@ import math
 import bpy
 import numpy as np
 
+from .compat import modifier_input_path, set_modifier_input
 from .meshobj import _tag
 
 CLOCK_INPUTS = (("Start (s)", 0.0), ("Duration (s)", 1.0), ("Ease", 1.0),
@@ -360,9 +361,9 @@ def set_inputs(mod, values: dict) -> None:
         write_clock(scene, values)
     for name, v in values.items():
         ident = items[name].identifier
-        mod[ident] = float(v)
+        set_modifier_input(mod, ident, float(v))
         if name in clock_names and scene is not None:
-            fc = ob.driver_add(f'modifiers["{mod.name}"]["{ident}"]')
+            fc = ob.driver_add(modifier_input_path(mod.name, ident))
             fc.driver.type = "AVERAGE"
             _scene_variable(fc.driver, "v", scene, f'["{CLOCK_PROPERTY.format(name)}"]')
 

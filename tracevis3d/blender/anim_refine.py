@@ -44,6 +44,7 @@ from mathutils import Euler, Matrix, Vector
 
 from ..jobs import Job
 from ..layout import fly_levels, refine
+from .compat import modifier_input_path, set_modifier_input
 
 __all__ = ["FLY_KEY", "LEVEL_COLLECTION", "STAGING_COLLECTION", "FLY_SPLIT_MODIFIER", "refine_levels_steps",
            "build_levels_steps", "commit_levels", "key_refined_flythrough", "remove_levels", "remove_staging"]
@@ -429,10 +430,10 @@ def _key_split(coll, levels: list, phases: list) -> int:
         for lv, (a, _b) in zip(levels, phases[1:]):
             pl = lv["placement"]
             for key, v in (("Left", pl.xa), ("Right", pl.xb), ("Shift", pl.shift)):
-                mod[ident[key]] = float(v)
-                ob.keyframe_insert(f'{base}["{ident[key]}"]', frame=1 if a == first else a)
-        _constant(ob, {f"{base}.show_render", f"{base}.show_viewport"} | {f'{base}["{ident[k]}"]'
-                                                                          for k in ("Left", "Right", "Shift")})
+                set_modifier_input(mod, ident[key], float(v))
+                ob.keyframe_insert(modifier_input_path(FLY_SPLIT_MODIFIER, ident[key]), frame=1 if a == first else a)
+        _constant(ob, {f"{base}.show_render", f"{base}.show_viewport"}
+                  | {modifier_input_path(FLY_SPLIT_MODIFIER, ident[k]) for k in ("Left", "Right", "Shift")})
     return len(targets)
 
 

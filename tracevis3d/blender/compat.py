@@ -5,6 +5,9 @@ named once here so that the rest of `tracevis3d.blender` and the add-on never te
   conversion operator (`can_convert_to_pointcloud`); 4.2-4.4 have neither, and an instance layer
   is a mesh whose vertices are the points (`is_points_object`, `point_count`);
 - node trees: materials and worlds need ``use_nodes`` switched on before 5.0 (`use_nodes`);
+- Geometry Nodes modifier inputs: ID properties of the modifier up to 5.1
+  (``mod["Socket_1"]``), an RNA struct each from 5.2 (``mod.properties.inputs.Socket_1.value``):
+  `set_modifier_input`, `modifier_input_path` (for drivers and keyframes);
 - render settings: EEVEE is ``BLENDER_EEVEE_NEXT`` in 4.2-4.4 (`engine_identifier`); an image
   format's ``media_type`` (image or video) exists from 5.0 (`set_media_type`);
 - leaving the process: `release_at_exit`.  With the bpy module, Blender's own exit (``WM_exit``)
@@ -21,7 +24,8 @@ import atexit
 import bpy
 
 __all__ = ["can_convert_to_pointcloud", "engine_identifier", "is_points_object", "make_points_data",
-           "point_count", "release_at_exit", "set_media_type", "use_nodes"]
+           "modifier_input_path", "point_count", "release_at_exit", "set_media_type", "set_modifier_input",
+           "use_nodes"]
 
 #: the package whose callables `release_at_exit` takes out of Blender's lists: the add-on's
 #: package when the core runs inside it ("bl_ext.user_default.tracevis3d"), else the core's
@@ -65,6 +69,26 @@ def use_nodes(idblock) -> None:
     """Switch on a material's or world's node tree (always on from Blender 5.0)."""
     if bpy.app.version < (5, 0, 0) and not idblock.use_nodes:
         idblock.use_nodes = True
+
+
+def _inputs_are_structs() -> bool:
+    return "properties" in bpy.types.NodesModifier.bl_rna.properties  # Blender 5.2+
+
+
+def set_modifier_input(mod, identifier: str, value) -> None:
+    """Set the input ``identifier`` (its group interface socket's identifier, "Socket_1") of the
+    Geometry Nodes modifier ``mod`` to ``value`` (a number, an object)."""
+    if _inputs_are_structs():
+        getattr(mod.properties.inputs, identifier).value = value
+    else:
+        mod[identifier] = value
+
+
+def modifier_input_path(mod_name: str, identifier: str) -> str:
+    """The data path, from its object, of input ``identifier`` of the modifier ``mod_name`` (a
+    driver's or a keyframe's)."""
+    base = f'modifiers["{mod_name}"]'
+    return f"{base}.properties.inputs.{identifier}.value" if _inputs_are_structs() else f'{base}["{identifier}"]'
 
 
 def engine_identifier(ident: str) -> str:

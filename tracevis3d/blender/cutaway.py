@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import bpy
 
+from .compat import set_modifier_input
+
 GROUP = "TV3D_cutaway"
 EMPTY = "TV3D_cutaway"
 MODIFIER = "TraceVis3D cutaway"
@@ -104,8 +106,8 @@ def apply_cutaway(box: dict, coll, scene=None) -> bpy.types.Object:
     for target in _cut_objects(coll):
         mod = target.modifiers.get(MODIFIER) or target.modifiers.new(MODIFIER, "NODES")
         mod.node_group = ng
-        mod[ng.interface.items_tree["Cutaway"].identifier] = ob
-        mod[ng.interface.items_tree["Perspective"].identifier] = float(box.get("perspective", 1.0))
+        set_modifier_input(mod, ng.interface.items_tree["Cutaway"].identifier, ob)
+        set_modifier_input(mod, ng.interface.items_tree["Perspective"].identifier, float(box.get("perspective", 1.0)))
     return ob
 
 

@@ -11,6 +11,7 @@ import time
 import bpy
 
 from ..layout import refine
+from .compat import set_modifier_input
 
 __all__ = ["STATE_KEY", "ZOOM_COLLECTION", "SPLIT_GROUP", "SPLIT_MODIFIER", "zoom_state", "split_group", "unzoom"]
 
@@ -132,7 +133,8 @@ def _apply_split(coll, placement: refine.Placement, state: dict) -> None:
             mod = ob.modifiers.new(SPLIT_MODIFIER, "NODES")
             mod.node_group = ng
             ob.modifiers.move(len(ob.modifiers) - 1, 0)  # before the instancer: it clips the points
-        mod[ident["Left"]], mod[ident["Right"]], mod[ident["Shift"]] = xa, xb, shift
+        for key, value in (("Left", xa), ("Right", xb), ("Shift", shift)):
+            set_modifier_input(mod, ident[key], value)
         ob.update_tag()
     hidden, moved = [], []
     cam = bpy.data.objects.get(state.get("camera") or "")
