@@ -54,7 +54,7 @@ class ClassPairResults:
 def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of_a, end_index_a, size_a, size_b,
                      count_a, count_b, calls_ptr_a, time_a, calls_ptr_b, time_b, span_a, span_b, n_bins, tol_a,
                      tol_b, tau, top_k, join, keep_class_pairs, wave_pairs, keep_auto, check_memory, lap,
-                     overview_budget=None):
+                     overview_budget=None, call_times=None):
     """The class pairs of A's class rows ``rows_a`` and B's ``rows_b`` with J > ``tau`` consumed
     (see the module docstring).  ``calls_ptr_a`` / ``time_a``: each A row's call times sorted
     (µs from A's first start), B likewise.  ``check_memory(class_pairs_held, extra_bytes)``
@@ -62,6 +62,8 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
     "tiers", "overview", the join's per wave).  ``overview_budget``: the class pairs the
     fused way's overview visits at most (about): past it, by the join's sampled estimate, the
     bars are estimated from a threshold sample (`overview_theta`); None: exact at any size.
+    ``call_times``: with ``time_a`` / ``time_b`` None, called for them when they are first read
+    (the fused way's walk does not read them: they are made after it).
     Returns `ClassPairResults`."""
     if join == "tree" and keep_class_pairs is not True and wave_pairs is None:
         plan = _join_plan(class_ptr, class_items, rows_a, rows_b, tau, n_functions, row_of_a, end_index_a, 64, None)
@@ -75,7 +77,7 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
         scale = plan["na"] / max(1, sample.size)
         est = float(match_n.sum()) * scale
         if keep_class_pairs is False or est > keep_auto:
-            join_bytes = fused_join_bytes(plan["height"], plan["nb"], time_a.shape[0], time_b.shape[0],
+            join_bytes = fused_join_bytes(plan["height"], plan["nb"], int(calls_ptr_a[-1]), int(calls_ptr_b[-1]),
                                           int(np.diff(calls_ptr_a).max()), int(top_k), np.dtype(plan["odt"]).itemsize,
                                           min(FUSED_PARTS, numba.get_num_threads()), overview_budget is not None)
             # + the overview's record when the walkers share the items (`setjoin_fused.RECORD_BYTES`
@@ -90,7 +92,8 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
             got = jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, int(top_k), calls_ptr_a, time_a,
                                           calls_ptr_b, time_b, span_a, span_b, int(n_bins), tol_a, tol_b, tau,
                                           stats=stats, overview_theta=theta,
-                                          share_items=overview_budget is not None, drop_plan=True)
+                                          share_items=overview_budget is not None, drop_plan=True,
+                                          call_times=call_times)
             stats.update(overview_theta=theta, overview_pairs=got["overview_pairs"])
             lap("join")
             if keep_class_pairs is False or got["class_pairs"] > keep_auto:
@@ -98,6 +101,8 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
                                         got["partners_col"], got["overview"], None, stats, "fused")
             # few enough to keep after all (the estimate was high): the streamed way keeps them
         del plan
+    if time_a is None:
+        time_a, time_b = call_times()
     return _streamed(class_ptr, class_items, n_functions, rows_a, rows_b, row_of_a, end_index_a, size_a, size_b,
                      count_a, count_b, calls_ptr_a, time_a, calls_ptr_b, time_b, span_a, span_b, n_bins, tol_a,
                      tol_b, tau, top_k, join, keep_class_pairs, wave_pairs, keep_auto, check_memory, lap)

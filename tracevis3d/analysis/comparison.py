@@ -816,6 +816,18 @@ def _pair_records(m: int):
     return np.frombuffer(mm, PAIR_DTYPE), mm
 
 
+def _parked(arr: np.ndarray):
+    """(``arr`` written to an unlinked temporary file and mapped copy-on-write, the mapping): the
+    same values, in the page cache instead of the process's own memory until they are read."""
+    import tempfile
+
+    with tempfile.TemporaryFile(prefix="tracevis3d-") as f:
+        arr.tofile(f)
+        f.flush()
+        mm = mmap.mmap(f.fileno(), max(1, arr.nbytes), access=mmap.ACCESS_COPY)
+    return np.frombuffer(mm, arr.dtype, count=arr.shape[0]), mm
+
+
 def _kept_pairs(sides, top_k, lap):
     """The kept call pairs (`PAIR_DTYPE`, sorted by (a, b)) and the groups (`GROUP_DTYPE`) of
     `_compare_checked`: each call's ``top_k`` best partners both ways (`kept_pairs.top_k_picks`),
@@ -856,6 +868,9 @@ def _kept_pairs(sides, top_k, lap):
     pa, pb, ppos = union_of_picks(pick_a, pos_a, rptr, rv, rp, UNION_CHUNK_CALLS, consumed)
     held.clear()
     del pick_a, pos_a, rptr, rv, rp, map_a, map_pa, map_v, map_p
+    to_file = pa.shape[0] * PAIR_DTYPE.itemsize > SPILL_PAIRS_BYTES
+    if to_file:       # the records will go to a file: their similarities' positions wait in one
+        ppos, pos_map = _parked(ppos)
     lap("kept_pairs")
 
     # groups over the kept pairs (sorted by (a, b)), numbered breadth-first over A
@@ -875,6 +890,8 @@ def _kept_pairs(sides, top_k, lap):
         fill_pair_fields(i0, i1, pa, pb, ppos, tsim_a, tsim_b, group, root_a, root_b, a.start, a.end, b.start,
                          b.end, t0_a, t0_b, part["a"], part["b"], part["sim"], part["group"], part["dt"],
                          part["rel_a"], part["rel_b"])
+        if to_file:
+            _release_range(pos_map, i0 * ppos.itemsize, i1 * ppos.itemsize)
         if spill is not None and hasattr(mmap, "MADV_DONTNEED"):   # the pass's whole pages given
             lo = -(-i0 * PAIR_DTYPE.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE    # back (they stay in the
             hi = (i1 * PAIR_DTYPE.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE      # file's page cache)
@@ -922,11 +939,24 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     t0_a, t0_b = float(a.start.min()), float(b.start.min())
     span_a = max(float(a.end.max()) - t0_a, 0.0)
     span_b = max(float(b.end.max()) - t0_b, 0.0)
-    order_b = pool.submit(calls_by_class_time, row_of_b, rows_b.size, b.start, t0_b)   # the kernel releases the GIL
-    pool.shutdown(wait=False)                  # nothing more to submit; its two tasks still run
-    by_a, calls_ptr_a, time_a_by_class = calls_by_class_time(row_of_a, rows_a.size, a.start, t0_a)
-    by_b, calls_ptr_b, time_b_by_class = order_b.result()
-    lap("call_order")
+    pool.shutdown(wait=False)                  # nothing more to submit; the repetitions still run
+    # each side's calls by class row and time (`kept_pairs.calls_by_class_time`): the rows'
+    # offsets now, the order and times when the join first reads them (the fused join: after
+    # its walk, which does not, so that they are not held through it: 12 bytes a call)
+    calls_ptr_a, calls_ptr_b = (np.concatenate([[0], np.cumsum(c)]).astype(np.int64) for c in (count_a, count_b))
+    ordered: list = []
+    row_of = [row_of_a, row_of_b]        # (in a list: emptied when the pair stage takes them)
+    del row_of_a, row_of_b
+
+    def call_times():
+        if not ordered:
+            lap("join")
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as one:   # the kernel releases the GIL
+                order_b = one.submit(calls_by_class_time, row_of[1], rows_b.size, b.start, t0_b)
+                ordered.append(calls_by_class_time(row_of[0], rows_a.size, a.start, t0_a))
+                ordered.append(order_b.result())
+            lap("call_order")
+        return ordered[0][2], ordered[1][2]
 
     # exact class-level join (Eq. 3) and what the comparison needs from its class pairs: the
     # exact call-pair count, both sides' best similarity tiers and partner-call counts and the
@@ -940,10 +970,13 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
         check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes, top_k=int(top_k))
 
     with huge_pages(True):     # the join's plan, postings and membership rows are read at random
-        got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of_a, a.end_index,
-                               size_a, size_b, count_a, count_b, calls_ptr_a, time_a_by_class, calls_ptr_b,
-                               time_b_by_class, span_a, span_b, n_bins, tol_a, tol_b, tau, top_k, join,
-                               keep_class_pairs, wave_pairs, KEEP_CLASS_PAIRS_AUTO, check_memory, lap, overview_budget)
+        got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of[0], a.end_index,
+                               size_a, size_b, count_a, count_b, calls_ptr_a, None, calls_ptr_b, None, span_a, span_b,
+                               n_bins, tol_a, tol_b, tau, top_k, join, keep_class_pairs, wave_pairs,
+                               KEEP_CLASS_PAIRS_AUTO, check_memory, lap, overview_budget, call_times)
+    call_times()                               # (made by now on every way of the join)
+    (by_a, _, time_a_by_class), (by_b, _, time_b_by_class) = ordered
+    ordered.clear()
     n_pairs_total, n_class_pairs, join_stats = got.n_pairs_total, got.n_class_pairs, got.stats
     join_stats["way"] = got.way
     tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b = got.tiers
@@ -962,9 +995,10 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
 
     # kept call pairs (top-k both ways), their groups (Sec. III) and fields (Sec. IV-D)
     # (handed over in a list that _kept_pairs empties: it frees each per-call array when done)
-    sides = [(a, row_of_a, by_a, calls_ptr_a, time_a_by_class, t0_a, span_a, tptr_a, tpart_a, tsim_a),
-             (b, row_of_b, by_b, calls_ptr_b, time_b_by_class, t0_b, span_b, tptr_b, tpart_b, tsim_b)]
-    del row_of_a, row_of_b, by_a, by_b, time_a_by_class, time_b_by_class
+    sides = [(a, row_of[0], by_a, calls_ptr_a, time_a_by_class, t0_a, span_a, tptr_a, tpart_a, tsim_a),
+             (b, row_of[1], by_b, calls_ptr_b, time_b_by_class, t0_b, span_b, tptr_b, tpart_b, tsim_b)]
+    row_of.clear()
+    del by_a, by_b, time_a_by_class, time_b_by_class
     pairs, groups, pairs_in_file = _kept_pairs(sides, int(top_k), lap)
 
     reps = reps_done.result()

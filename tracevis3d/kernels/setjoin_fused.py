@@ -537,7 +537,7 @@ def fused_join_bytes(height, n_rows_b, n_calls_a, n_calls_b, max_calls_a, k, ove
 
 def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, time_a, ptr_b, time_b, span_a,
                             span_b, n_bins, tol_a, tol_b, tau, n_parts=FUSED_PARTS, n_threads=None, stats=None,
-                            overview_theta=1.0, share_items=None, drop_plan=False):
+                            overview_theta=1.0, share_items=None, drop_plan=False, call_times=None):
     """The class pairs of the tree join (`setjoin_tree._join_plan`: rows = A's classes,
     ``size_a``/``count_a`` their |Γ| and calls; B's likewise, numbered as the plan's B rows)
     consumed as they are read, never stored (see the module docstring).  Returns a dict:
@@ -563,7 +563,9 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     (its caller does not read them again), so that the deferred overview and the finish do not
     hold them; on that way the overview's per-call constants
     (`overview_rows.overview_row_constants`, 20 bytes a call) are made only after the walk,
-    which records its matches without reading them."""
+    which records its matches without reading them.  ``call_times``: with ``time_a`` / ``time_b``
+    None, called (no arguments) for them when they are first read: after the walk on that way
+    (the walk does not read them), before it on the dealt way."""
     t0 = time.perf_counter()
     p = plan
     na, nb = p["na"], p["nb"]
@@ -597,21 +599,26 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     rc = (np.ascontiguousarray(size_a, np.int64), np.ascontiguousarray(count_a, np.int64), k, count_k, b_by_size,
           direct, heavy_calls, heavy_ptr, heavy_k, inv_theta if sampling else 1.0, inv_theta,
           need_by_total(int(np.max(size_a, initial=0)) + int(bs.max(initial=0)) + 2, float(tau)), defer, heavy_bits)
+    times = [time_a, time_b]
+
     def overview_constants():
-        csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, time_a, ptr_b, time_b, float(span_a),
-                                                                     float(span_b), int(n_bins))
-        return (ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
-    # a deferring walk only records its matches: the constants, unread there, are made after it
+        if times[0] is None:
+            times[:] = call_times()
+        csum_a, bin_a, csum_b, x1_b, bin1_b = overview_row_constants(ptr_a, times[0], ptr_b, times[1],
+                                                                     float(span_a), float(span_b), int(n_bins))
+        return (ptr_a, times[0], csum_a, bin_a, ptr_b, times[1], csum_b, float(tol_a), float(tol_b), x1_b, bin1_b)
+    # a deferring walk only records its matches: the times and constants, unread there, are
+    # made after it
     f8, i4 = np.empty(0), np.empty(0, np.int32)
-    oc = (ptr_a, time_a, f8, i4, ptr_b, time_b, f8, float(tol_a), float(tol_b), f8, i4) if defer \
-        else overview_constants()
+    oc = (ptr_a, f8, f8, i4, ptr_b, f8, f8, float(tol_a), float(tol_b), f8, i4) if defer else overview_constants()
+    n_calls_b = int(ptr_b[-1])
     partners_row = np.zeros(na, np.int64)          # rows are disjoint between parts
     max_calls_a = int(np.diff(ptr_a).max()) if na else 0
     calls_a = int(np.asarray(count_a, np.int64).sum())
 
     def overview_state():
         return (np.empty((max_calls_a + 1, 5)), np.empty((int(n_bins), 4)), np.empty((int(n_bins), 4)),
-                np.empty((time_b.shape[0] + nb, 5)))
+                np.empty((n_calls_b + nb, 5)))
     n_threads = numba.get_num_threads() if n_threads is None else int(n_threads)
     n_workers = max(1, min(n_parts, n_threads))
     if defer:
@@ -670,11 +677,14 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
             del p
         t1 = time.perf_counter()
         if defer:   # B's difference array a wave of B's rows at a time (`fused_overview`)
-            overview, view_s = overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, int(n_bins), inv_theta,
-                                                 overview_constants(), pool, n_workers, tau)
+            oc = overview_constants()
+            overview, view_s = overview_in_waves(outs, ptr_a, ptr_b, oc[5], span_b, int(n_bins), inv_theta, oc,
+                                                 pool, n_workers, tau)
+            del oc
     if not defer:
         overview = overview_rows_finish([os_[1] for _, os_ in states], [os_[2] for _, os_ in states],
-                                        [os_[3] for _, os_ in states], ptr_b, time_b, float(span_b), int(n_bins), tau)
+                                        [os_[3] for _, os_ in states], ptr_b, times[1], float(span_b), int(n_bins),
+                                        tau)
         view_s = []
     t2 = time.perf_counter()
     pieces = []
