@@ -145,8 +145,9 @@ def merge_cache(dest: Path, src: Path) -> int:
 def _compile(python: str, stage_root: Path, out: Path) -> None:
     """Warm-up with the generic CPU in empty caches, exported into ``out``: the warm-up's two
     halves (`tracevis3d.warmup.PARTS`) in two processes at once, each with its own cache, the
-    second's merged into the first's (`merge_cache`): on two cores in 60 % of one process's
-    time (load ~55 s and layout, structure ~45 s; load ~55 s and compare ~85 s)."""
+    second's merged into the first's (`merge_cache`): on two cores in the time of the longer half,
+    ~55 % of one process's (CPU seconds from nothing: load ~85 and formats, layout, structure,
+    live ~150; load ~85 and compare ~155; each half's log prints its steps')."""
     core = stage_root / "tracevis3d"
     with tempfile.TemporaryDirectory(prefix="tv3d-kernels-") as tmp:
         caches = [Path(tmp) / "part1", Path(tmp) / "part2"]

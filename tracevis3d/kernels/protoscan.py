@@ -547,15 +547,18 @@ def scan_trace(buf, max_events, seed, max_args_depth, max_args_bytes, args_budge
     seq_mk, seq_mv, seq_cnt = new_map(64)
     int_mk, int_mv, int_cnt = new_map(1024)
     clk_mk, clk_mv, clk_cnt = new_map(64)
+    # the counters and the read position start as int64, not as the literal 0: numba types a call
+    # with the first value it meets, so a literal start compiled `_scan_run` and `write_args` twice
+    # (once for Literal[int](0), once for int64; ~15 s of a cold compile)
     ab = np.empty(4096, np.uint8)
-    n_ab = 0
+    n_ab = np.int64(0)
     aptr = np.empty(64, np.int64)
-    n_args = 0
+    n_args = np.int64(0)
     fix_pos = np.empty(64, np.int64)
     fix_val = np.empty(64, np.float64)
-    n_fix = 0
+    n_fix = np.int64(0)
     fr = np.empty((6, max_args_depth + 2), np.int64)
-    pos = 0
+    pos = np.int64(0)
     while True:
         pos, code = _scan_run(buf, pos, seed, max_events, info, rep_n, rep_at, q, ev, evv, ax, fl, xc, xcv, td, cs,
                               sp_off, sp_len, sl, js, sq, pool, ck, seq_mk, seq_mv, seq_cnt, int_mk, int_mv, int_cnt,
