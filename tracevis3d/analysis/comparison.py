@@ -22,8 +22,8 @@ import numpy as np
 from ..model import Trace
 from ..names import intern_all
 from ..transform import longest_named_call
-from ..kernels.gamma import (merge_gamma_classes, process_hash_seed, renumber_sets_by_size, subtree_gamma_classes,
-                             subtree_shape_classes)
+from ..kernels.gamma import merge_gamma_classes, process_hash_seed, renumber_sets_by_size
+from ..kernels.gamma_sweep import gamma_classes_grown, shape_classes_grown
 from ..kernels.hugeblock import huge_pages
 from ..kernels.lazybuf import _lazy_empty, _release_range
 from ..kernels.groups import bfs_groups
@@ -686,9 +686,9 @@ def gamma_classes(a: Trace, b: Trace):
     # A's and B's sweeps on two threads (the kernel releases the GIL), merged as one sweep of
     # the concatenation would number them (`merge_gamma_classes`)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        swept_a = pool.submit(subtree_gamma_classes, maps[0][a.func],
+        swept_a = pool.submit(gamma_classes_grown, maps[0][a.func],
                               np.ascontiguousarray(a.end_index, np.int32), len(functions), seed)
-        swept_b = subtree_gamma_classes(maps[1][b.func], np.ascontiguousarray(b.end_index, np.int32),
+        swept_b = gamma_classes_grown(maps[1][b.func], np.ascontiguousarray(b.end_index, np.int32),
                                         len(functions), seed)
         swept_a = swept_a.result()
     cls, class_ptr, class_items = renumber_sets_by_size(*merge_gamma_classes(*swept_a, *swept_b, len(functions),
@@ -711,7 +711,7 @@ def _repetitions(a: Trace, b: Trace, max_period: int) -> list:
     `REPETITION_DTYPE` records."""
     reps = []
     for t in (a, b):
-        shape, _ = subtree_shape_classes(t.func, t.end_index, process_hash_seed())
+        shape, _ = shape_classes_grown(t.func, t.end_index, process_hash_seed())
         r = sibling_repetitions(shape, t.parent, t.end_index, t.thread, int(max_period))
         rec = np.empty(r.shape[0], REPETITION_DTYPE)
         for j, nm in enumerate(REPETITION_DTYPE.names):
