@@ -127,8 +127,11 @@ def load_perfetto(data, source: str = "<bytes>", *, keep_args: bool = True, kind
     inst_on_thread = (inst_scope != 1) & (inst_scope != 2)  # legacy global / process instants: not the thread's
     used = np.zeros(tracks.n_thread_keys, bool)
     used[c_key] = True
-    used[tracks.thread_key[inst_t[inst_on_thread]]] = True
-    rank, threads = tracks.thread_table(used)
+    i_key = tracks.thread_key[inst_t[inst_on_thread]]
+    used[i_key] = True
+    n_keys = tracks.n_thread_keys  # lanes past max_lanes_read: the threads of the fewest events share one
+    weight = np.bincount(c_key, minlength=n_keys)[:n_keys] + np.bincount(i_key, minlength=n_keys)[:n_keys]
+    rank, threads = tracks.thread_table(used, weight, lim.max_lanes_read, rep)
     n_threads = len(threads["names"])
     c_row, c_start, c_end, c_thread, parent, depth, end_index = _nest_calls(
         ev, rep, overlap, n_threads, c_row, c_start, c_end, rank[c_key].astype(np.int32))

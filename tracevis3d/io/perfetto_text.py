@@ -12,6 +12,8 @@ from ..model import TraceFormatError
 from .chrome import _Text
 
 REPAIRS = {
+    "lanes_capped": "threads past max_lanes_read (max_lanes_read= to allow more): those of the fewest events share "
+                    "one lane 'other threads'",
     "truncated": "the file ends inside a packet (cut short): kept every complete packet before it",
     "needs_state": "packets that need their sequence's incremental state (interned data) while it was lost or "
                    "never set (SEQ_NEEDS_INCREMENTAL_STATE before the sequence was cleared): skipped them, as "

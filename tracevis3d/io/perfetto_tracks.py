@@ -186,14 +186,29 @@ class Tracks:
     def process_name(self, pid: int) -> str:
         return self.process_names.get(int(pid), f"{int(pid)}")
 
-    def thread_table(self, used: np.ndarray) -> tuple[np.ndarray, dict]:
+    def thread_table(self, used: np.ndarray, weight: np.ndarray | None = None, max_lanes: int | None = None,
+                     rep=None) -> tuple[np.ndarray, dict]:
         """The thread table of the thread keys ``used`` (bool per key), ordered by (pid, tid):
-        (rank of each key, -1 for the others; {"pid", "tid", "names", "sort", "process_names"})."""
+        (rank of each key, -1 for the others; {"pid", "tid", "names", "sort", "process_names"}).
+        Past ``max_lanes`` threads (`limits.max_lanes_read`) the ``max_lanes`` - 1 of the largest
+        ``weight`` (events per key; ties: the first key) keep theirs and the others share one
+        lane `lanes.OTHER_LANES`, last (pid and tid 0), repair ``lanes_capped`` in ``rep``: each
+        thread costs its name and row here and its tables in every view after."""
         keys = np.flatnonzero(used)
+        merged = np.zeros(0, np.int64)
+        if max_lanes is not None and keys.size > max_lanes:
+            from .lanes import kept_lanes, lanes_capped_action
+
+            keep = kept_lanes(np.asarray(weight, np.float64)[keys], int(max_lanes) - 1)
+            merged, keys = keys[~keep], keys[keep]
+            rep.add("lanes_capped", int(merged.size), "the whole file")
+            rep.items["lanes_capped"]["action"] = lanes_capped_action(
+                "threads", int(keys.size + merged.size), int(merged.size), int(max_lanes))
         o = np.lexsort((self.key_tid[keys], self.key_pid[keys]))
         keys = keys[o]
         rank = np.full(max(self.n_thread_keys, 1), -1, np.int64)
         rank[keys] = np.arange(keys.size)
+        rank[merged] = keys.size
         names = []
         for k in keys.tolist():
             s = self.key_name[k]
@@ -202,9 +217,17 @@ class Tracks:
                 nm = self.text.one(int(self.key_track_name[k]))
             names.append(nm or f"{int(self.key_tid[k])}")
         pids = self.key_pid[keys].astype(np.int64)
-        return rank, {"pid": pids, "tid": self.key_tid[keys].astype(np.int64), "names": names,
-                      "sort": np.where(self.key_sort[keys] >= 0, self.key_sort[keys], 0).astype(np.int32),
-                      "process_names": [self.process_name(p) for p in pids.tolist()]}
+        table = {"pid": pids, "tid": self.key_tid[keys].astype(np.int64), "names": names,
+                 "sort": np.where(self.key_sort[keys] >= 0, self.key_sort[keys], 0).astype(np.int32),
+                 "process_names": [self.process_name(p) for p in pids.tolist()]}
+        if merged.size:  # the lane of the threads past max_lanes, last
+            from .lanes import OTHER_LANES
+
+            for k, v in (("pid", 0), ("tid", 0), ("sort", 0)):
+                table[k] = np.append(table[k], v).astype(table[k].dtype)
+            table["names"].append(OTHER_LANES)
+            table["process_names"].append("")
+        return rank, table
 
     def track_name(self, t: int) -> str:
         """A track's name ("" when it has none)."""
