@@ -19,6 +19,7 @@ bench: setup
 	.venv/bin/python bench/bench_text_load.py
 	.venv/bin/python bench/bench_compare.py
 	.venv/bin/python bench/bench_compare_goal.py --goal
+	.venv/bin/python bench/bench_scale.py --overview --huge
 	.venv/bin/python bench/bench_synthetic.py
 fuzz: setup  # a long seeded run of the hostile-input fuzzer (not in CI; TV3D_FUZZ_SEEDS=N runs N)
 	.venv/bin/python tests/support/fuzz_hostile.py --seeds $${TV3D_FUZZ_SEEDS:-2000}

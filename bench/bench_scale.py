@@ -10,6 +10,14 @@ memory (the child's ru_maxrss), with this tree and with the version at ``--befor
 revision extracted to a temporary folder; the peer, measured in the same run; ``none``: no
 peer).  Prints one table: seconds and GB of both, and the ratio to the peer.
 
+``--overview`` (``make bench``): issue 79's rows instead, in one table beside a peer or a limit
+measured in the same run: ``render-icicle`` of the 10^7-call native file end to end (median of
+``--repeat`` fresh processes; the peer numpy's sort of 10^7 doubles), the overview layout's own
+peak bytes a call at 10^7 (the limit: the file's own bytes a call), and with ``--huge`` the
+whole overview of the 10^8-call native file, mapped, as `build_icicle` makes it headless (the
+peer: its arrays read once), under the machine's lock ``/tmp/tv3d-bigmem.lock`` and only with
+`HUGE_NEEDS_GB` available.
+
 ``compare`` (opt-in: name it in ``--views``; minutes at 10^7 calls, and up to the 16 GiB of
 issue 26's goal: hold the machine's heavy-run lock) is ``render-compare A B``, B the trace's
 `tracevis3d.perturb` copy (seed 1) saved beside it: loading both, the comparison, its layout
@@ -143,9 +151,183 @@ def measure(root, view, traces, png, cache) -> tuple:
     return None, (r.stderr or r.stdout).strip()[-120:]
 
 
+# ---------------------------------------------------------------- issue 79's overview rows
+#: issue 79's goals: the 10^7 icicle end to end (s), the whole 10^8 overview (s, GB peak), the
+#: overview layout's own memory at 10^7 (bytes a call)
+OVERVIEW_GOALS = {"render": 8.0, "huge_s": 120.0, "huge_gb": 12.0, "bytes": 64.0}
+HUGE_LOCK = "/tmp/tv3d-bigmem.lock"  # the machine's lock for runs over ~4 GB
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _child_json(code: str, *args: str, timeout: int = 3600) -> dict:
+    """Run ``code`` (a function of this file, by name) in a fresh process; its JSON line."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), NUMBA_CACHE_DIR=str(REPO / "build" / "numba-cache"))
+    r = subprocess.run([sys.executable, __file__, "--child", code, *args], cwd=REPO, env=env, capture_output=True,
+                       text=True, timeout=timeout)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        raise SystemExit(f"{code} failed:\n{r.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def child_layout_bytes(path: str) -> dict:
+    """The overview layout's own peak memory (`icicle_layout` of the mapped native file, its
+    peak resident set over the one before it: the file's pages are resident from the load)."""
+    import tracevis3d
+    from tracevis3d.layout import IcicleParams, icicle_layout
+
+    trace = tracevis3d.load(path)
+    icicle_layout(tracevis3d.synthetic(2000, threads=2, seed=1), IcicleParams())  # kernels loaded
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = _status_kb("VmRSS")
+    t, c = time.perf_counter(), time.process_time()
+    icicle_layout(trace, IcicleParams())
+    return {"calls": len(trace), "bytes": (_status_kb("VmHWM") - before) * 1024.0 / len(trace),
+            "seconds": time.perf_counter() - t, "cpu": time.process_time() - c}
+
+
+def child_overview(path: str) -> dict:
+    """The whole overview of a mapped native file as `build_icicle` makes it (headless): load +
+    layout + the Blender scene; seconds and the process's peak resident set (the file's pages
+    included)."""
+    t = time.perf_counter()
+    import bpy
+
+    import tracevis3d
+    from tracevis3d.blender.hygiene import remove_startup_defaults
+    from tracevis3d.blender.scene import build_icicle
+    from tracevis3d.layout import IcicleParams
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    remove_startup_defaults(bpy.context.scene)
+    t_import = time.perf_counter() - t
+    t = time.perf_counter()
+    trace = tracevis3d.load(path)
+    t_load = time.perf_counter() - t
+    t = time.perf_counter()
+    info = build_icicle(trace, IcicleParams(), trace_path=path)
+    return {"calls": len(trace), "import": t_import, "load": t_load, "build": time.perf_counter() - t,
+            "layout": info["timings"].get("layout"), "peak_gb": _status_kb("VmHWM") * 1024 / 1e9}
+
+
+def child_read_columns(path: str) -> dict:
+    """The peer of the whole overview: the mapped native file's per-call arrays read once
+    (a sum of each); seconds and peak resident set."""
+    import numpy as np
+
+    import tracevis3d
+
+    t = time.perf_counter()
+    trace = tracevis3d.load(path)
+    for name in ("start", "end", "func", "depth", "parent", "thread", "kind", "end_index"):
+        float(np.sum(getattr(trace, name), dtype=np.float64))
+    return {"seconds": time.perf_counter() - t, "peak_gb": _status_kb("VmHWM") * 1024 / 1e9}
+
+
+#: the memory the 10^8-call overview needs available (its ~12 GB peak, the file's pages included, and room)
+HUGE_NEEDS_GB = 14.0
+
+
+def _meminfo_gb(field: str) -> float:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024 / 1e9
+    return 0.0
+
+
+def sort_peer(n: int) -> float:
+    """Seconds numpy takes to sort ``n`` random doubles (the machine's pace now)."""
+    import numpy as np
+
+    keys = np.random.default_rng(0).random(n)
+    t = time.perf_counter()
+    np.sort(keys)
+    return time.perf_counter() - t
+
+
+def native_file(n: int, work: pathlib.Path) -> pathlib.Path:
+    """The 4-thread synthetic trace of ``n`` calls as a native file (`tracevis3d.save_synthetic`:
+    straight into the file's pages; the trace `make_trace` saves), made once."""
+    return _made(work / f"synthetic_{n}.tv3d.npz",
+                 "import sys, tracevis3d; tracevis3d.save_synthetic(sys.argv[2], int(sys.argv[1]), threads=4)", str(n))
+
+
+def overview_rows(args) -> None:
+    """Issue 79's three rows in one table, each beside a peer or a limit measured in this run."""
+    import fcntl
+    import statistics
+
+    work = pathlib.Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    cache = str(REPO / "build" / "numba-cache")
+    big = native_file(10 ** 7, work)
+    rows = []
+    # 1. render-icicle of 10^7 calls end to end: fresh processes, after an untimed one (kernels)
+    measure(REPO, "icicle", [native_file(10 ** 4, work)], work / "icicle_warm.png", cache)
+    runs, peers, loads = [], [], []
+    for _ in range(args.repeat):
+        peers.append(sort_peer(10 ** 7))
+        loads.append(os.getloadavg()[0])
+        runs.append(measure(REPO, "icicle", [big], work / "icicle_10000000.png", cache))
+    secs = [r[0] for r in runs if r[0]]
+    sec, peer = statistics.median(secs), statistics.median(peers)
+    rows.append(("`render-icicle` of 10^7 calls (native file), 1920×1080, end to end, median of "
+                 f"{len(secs)} ({', '.join(f'{x:.1f}' for x in secs)} s), peak {max(r[1] for r in runs):.1f} GB",
+                 f"{sec:.1f} s", f"numpy sort of 10^7 doubles {peer:.2f} s", f"{sec / peer:.0f}×",
+                 f"≤ {OVERVIEW_GOALS['render']:g} s", statistics.median(loads)))
+    # 2. the overview layout's own memory at 10^7 calls
+    lay = _child_json("child_layout_bytes", str(big))
+    file_b = big.stat().st_size / lay["calls"]
+    rows.append(("overview layout (`icicle_layout`, mapped native file), own peak bytes a call at 10^7",
+                 f"{lay['bytes']:.1f} B", f"the file's own {file_b:.0f} B a call", f"{lay['bytes'] / file_b:.2f}×",
+                 f"≤ {OVERVIEW_GOALS['bytes']:g} B", os.getloadavg()[0]))
+    # 3. the whole overview of 10^8 calls: minutes and ~12 GB, under the machine's lock
+    huge_row = ("whole overview of 10^8 calls (mapped native file, `build_icicle` headless)", "–", "–", "–",
+                f"≤ {OVERVIEW_GOALS['huge_s']:g} s, ≤ {OVERVIEW_GOALS['huge_gb']:g} GB", os.getloadavg()[0])
+    available = _meminfo_gb("MemAvailable")
+    if args.huge and available < HUGE_NEEDS_GB:
+        huge_row = huge_row[:1] + (f"not run: {available:.0f} GB available, it needs {HUGE_NEEDS_GB:g}",) + \
+            huge_row[2:]
+    elif args.huge:
+        with open(HUGE_LOCK, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            path = native_file(10 ** 8, pathlib.Path(args.huge_dir))
+            read = _child_json("child_read_columns", str(path))
+            ov = _child_json("child_overview", str(path), timeout=7200)
+        huge_row = (f"whole overview of 10^8 calls (mapped native file, `build_icicle` headless; load "
+                    f"{ov['load']:.1f} s, layout {ov['layout']:.0f} s)",
+                    f"{ov['load'] + ov['build']:.0f} s, {ov['peak_gb']:.1f} GB",
+                    f"its arrays read once {read['seconds']:.1f} s, {read['peak_gb']:.1f} GB",
+                    f"{(ov['load'] + ov['build']) / read['seconds']:.0f}×",
+                    huge_row[4], os.getloadavg()[0])
+    rows.append(huge_row)
+    print("| what | this tree | peer / limit (same run) | × peer | goal | load |")
+    print("|---|---|---|---|---|---|")
+    for what, val, peer_s, ratio, goal, load in rows:
+        print(f"| {what} | {val} | {peer_s} | {ratio} | {goal} | {load:.1f} |")
+    if not args.huge:
+        print("\n(the 10^8 row: --huge; ~12 GB and minutes, under flock " + HUGE_LOCK + ")")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         one(*sys.argv[2:7])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        import json
+
+        print(json.dumps(globals()[sys.argv[2]](*sys.argv[3:])))
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", default="1e6,1e7")
@@ -154,7 +336,18 @@ def main() -> None:
     ap.add_argument("--before", default="46f84dc",
                     help="the peer: a git revision (default: before this table), or none")
     ap.add_argument("--work", default=str(REPO / "build" / "scale"))
+    ap.add_argument("--overview", action="store_true",
+                    help="issue 79's rows instead: the 10^7 icicle end to end, the overview layout's bytes a call, "
+                         "and (--huge) the whole 10^8 overview")
+    ap.add_argument("--huge", action="store_true", help="with --overview: also the 10^8-call overview")
+    ap.add_argument("--huge-dir", default=str(REPO / "build" / "compare-goal"),
+                    help="where the 10^8-call native file is, or goes (4.5 GB; the default: bench_compare_goal's "
+                         "folder, whose file is the same trace, synthetic(10^8, threads=4): made once for both)")
+    ap.add_argument("--repeat", type=int, default=3, help="with --overview: runs of the 10^7 render (median)")
     args = ap.parse_args()
+    if args.overview:
+        overview_rows(args)
+        return
     work = pathlib.Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     cache = str(REPO / "build" / "numba-cache")
