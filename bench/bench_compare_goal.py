@@ -244,7 +244,11 @@ def goal_child(n: int, path_a: str | None, path_b: str | None) -> dict:
     start, stop = _peak_anon_sampler()
     start()
     c0, t0 = time.process_time(), time.perf_counter()
-    c = tracevis3d.compare(a, b)
+    try:
+        c = tracevis3d.compare(a, b)
+    except MemoryError as e:            # refused by its memory check (a message, not a crash)
+        stop()
+        return dict(n=n, refused=str(e), wall=time.perf_counter() - t0, load=os.getloadavg()[0])
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     anon = stop()
     return dict(n=n, calls=len(a) + len(b), wall=wall, cpu=cpu, peak_gib=_status_kb("VmHWM") / 2 ** 20,
@@ -302,6 +306,9 @@ def goal_table(sizes: list, repeat: int) -> None:
                 out = subprocess.run([sys.executable, __file__, "--goal-child", str(n), *files], env=env, check=True,
                                      capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout
                 runs.append(json.loads(out.strip().splitlines()[-1]))
+                if "refused" in runs[-1]:
+                    print(f"# n={n:,}: {runs[-1]['refused']}", file=sys.stderr, flush=True)
+                    break
                 print(f"# n={n:,}: wall {runs[-1]['wall']:.2f} s, peak {runs[-1]['peak_gib']:.2f} GiB, "
                       f"{ {k: round(v, 2) for k, v in runs[-1]['stages'].items()} }", file=sys.stderr, flush=True)
         runs.sort(key=lambda r: r["wall"])
@@ -313,6 +320,10 @@ def goal_table(sizes: list, repeat: int) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r, k in rows:
         goal_s, goal_gib = GOALS.get(n, (None, None))
+        if "refused" in r:
+            print(f"| {n:,} | refused after {r['wall']:.1f} s: {r['refused']} | | | | {goal_s} | | | | {goal_gib} "
+                  f"| {r['load']:.1f} |")
+            continue
         print(f"| {n:,} | {k} ({'median' if k > 1 else 'one'}) | {r['wall']:.2f} | {r['cpu']:.2f} | "
               f"{r['wall'] / r['argsort_s']:.0f}× | {goal_s if goal_s else '—'} | {r['peak_gib']:.2f} | "
               f"{r['anon_gib']:.2f} | {r['peak_gib'] / r['traces_gib']:.2f}× | {goal_gib if goal_gib else '—'} | "
