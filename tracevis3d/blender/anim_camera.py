@@ -46,6 +46,18 @@ def box_extent(boxes: dict) -> tuple:
     return lo, hi
 
 
+def _placed(scene):
+    """The scene's camera, its ``matrix_world`` brought up to date: that follows its location and
+    rotation only through an evaluation of the view layer, which a build on bpy 4.2-4.4 never
+    runs (4.5 and 5.0 evaluate it while they convert point clouds); the still's camera read as
+    the identity made the fly-through and the turntable look at nothing."""
+    cam = scene.camera
+    if cam is None:
+        raise ValueError("the scene has no camera")
+    (bpy.context.view_layer if scene == bpy.context.scene else scene.view_layers[0]).update()
+    return cam
+
+
 def _view(cam) -> tuple:
     """(forward, right, up) unit vectors of the camera object."""
     m = cam.matrix_world.to_3x3()
@@ -112,9 +124,7 @@ def _interest(boxes: dict, lo, hi, bins: int = 256) -> tuple:
 
 
 def flythrough(scene, boxes: dict, n: int) -> dict:
-    cam = scene.camera
-    if cam is None:
-        raise ValueError("the scene has no camera")
+    cam = _placed(scene)
     lo, hi = box_extent(boxes)
     centre = (lo + hi) / 2
     fwd, _right, _up = _view(cam)
@@ -222,9 +232,7 @@ def path_near_clip(cam, eyes, lo, hi, still: float) -> float:
 
 
 def turntable(scene, coll, boxes: dict, n: int) -> dict:
-    cam = scene.camera
-    if cam is None:
-        raise ValueError("the scene has no camera")
+    cam = _placed(scene)
     lo, hi = box_extent(boxes)
     centre = Vector(tuple((lo + hi) / 2))
     size = hi - lo

@@ -25,7 +25,7 @@ import math
 import bpy
 import numpy as np
 
-from .compat import modifier_input_path, set_modifier_input
+from .compat import modifier_input_path, set_modifier_input, set_node_option
 from .meshobj import _tag
 
 CLOCK_INPUTS = (("Start (s)", 0.0), ("Duration (s)", 1.0), ("Ease", 1.0),
@@ -191,7 +191,9 @@ def now_group(unit: str, decimals: int, line_material, text_material) -> bpy.typ
     unit_node.string = unit
     g.link(unit_node.outputs[0], join.inputs["Strings"])  # multi-input: the last link comes first
     g.link(v2s.outputs["String"], join.inputs["Strings"])
-    s2c = g.node("GeometryNodeStringToCurves", (950, -400), align_x="CENTER", align_y="BOTTOM_BASELINE")
+    s2c = g.node("GeometryNodeStringToCurves", (950, -400))
+    set_node_option(s2c, "align_x", "CENTER")
+    set_node_option(s2c, "align_y", "BOTTOM_BASELINE")
     g.link(join.outputs["String"], s2c.inputs["String"])
     g.link(I["Text Size"], s2c.inputs["Size"])
     real = g.node("GeometryNodeRealizeInstances", (1100, -400))

@@ -94,12 +94,12 @@ def _world_boxes(coll) -> dict:
 
 def _mesh_bounds(coll) -> dict:
     """The mesh layers (the thread view's rings and curves, the cone tree's tubes, a
-    comparison's tubes): each world-space object's bounding box as one box (its centre
-    and size), for the camera paths."""
+    comparison's tubes): each world-space object's bounding box as one box, for the camera paths."""
     out = {}
     for ob in coll.objects:
         name = ob.get("tv3d_layer")
-        if name is None or ob.type != "MESH" or ob.get("tv3d_space") == "camera" or ob.parent is not None:
+        if (name is None or ob.type != "MESH" or ob.get("tv3d_space") == "camera" or ob.parent is not None
+                or "tv_scale" in ob.data.attributes):  # the last: boxes as a mesh of points (bpy 4.2-4.4)
             continue
         corners = np.array([tuple(ob.matrix_world @ Vector(c)) for c in ob.bound_box], np.float32)
         lo, hi = corners.min(axis=0), corners.max(axis=0)

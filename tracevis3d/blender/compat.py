@@ -8,6 +8,8 @@ named once here so that the rest of `tracevis3d.blender` and the add-on never te
 - Geometry Nodes modifier inputs: ID properties of the modifier up to 5.1
   (``mod["Socket_1"]``), an RNA struct each from 5.2 (``mod.properties.inputs.Socket_1.value``):
   `set_modifier_input`, `modifier_input_path` (for drivers and keyframes);
+- node options: String to Curves' alignment is a property up to 5.1 (``align_x = "CENTER"``), a
+  menu input from 5.2 (``inputs["Align X"] = "Center"``): `set_node_option`;
 - render settings: EEVEE is ``BLENDER_EEVEE_NEXT`` in 4.2-4.4 (`engine_identifier`); an image
   format's ``media_type`` (image or video) exists from 5.0 (`set_media_type`);
 - leaving the process: `release_at_exit`.  With the bpy module, Blender's own exit (``WM_exit``)
@@ -25,7 +27,7 @@ import bpy
 
 __all__ = ["can_convert_to_pointcloud", "engine_identifier", "is_points_object", "make_points_data",
            "modifier_input_path", "point_count", "release_at_exit", "set_media_type", "set_modifier_input",
-           "use_nodes"]
+           "set_node_option", "use_nodes"]
 
 #: the package whose callables `release_at_exit` takes out of Blender's lists: the add-on's
 #: package when the core runs inside it ("bl_ext.user_default.tracevis3d"), else the core's
@@ -89,6 +91,15 @@ def modifier_input_path(mod_name: str, identifier: str) -> str:
     driver's or a keyframe's)."""
     base = f'modifiers["{mod_name}"]'
     return f"{base}.properties.inputs.{identifier}.value" if _inputs_are_structs() else f'{base}["{identifier}"]'
+
+
+def set_node_option(node, option: str, value: str) -> None:
+    """Set ``node``'s option ``option`` ("align_x") to the enum item ``value`` ("CENTER"): its
+    property where it has one, else its menu input of that name ("Align X" = "Center")."""
+    if hasattr(node, option):
+        setattr(node, option, value)
+    else:
+        node.inputs[option.replace("_", " ").title()].default_value = value.replace("_", " ").title()
 
 
 def engine_identifier(ident: str) -> str:
