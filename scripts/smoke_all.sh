@@ -10,6 +10,7 @@
 # Then the figures of every line are compared with 5.0's (smoke_bpy.py --compare).  The figures
 # stay in build/smoke/bpyNN/ to look at.  Exit status 0 only when every run passed.
 #   TRACEVIS3D_SKIP_SMOKE_LTS=1  leaves out 4.2 and 4.5 (no venv built)
+#   TRACEVIS3D_SMOKE_ZIP=PATH    the extension zip to use as it is (no freshness check, no build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
@@ -36,8 +37,9 @@ if [ "${TRACEVIS3D_SKIP_SMOKE_LTS:-0}" != 1 ] && [ -n "$PY311" ]; then
 fi
 [ -x .venv313/bin/python ] && lines+=(".venv313:52")
 # the extension zip: pytest's when no add-on file changed since, else built once here
-zip="$(ls -t dist/tracevis3d-*-linux_x64.zip 2>/dev/null | head -n 1 || true)"
-if [ -z "$zip" ] || [ -n "$(find __init__.py ui tracevis3d blender_manifest.toml -newer "$zip" -name '*.py' -o -newer "$zip" -name '*.toml' 2>/dev/null | head -n 1)" ]; then
+zip="${TRACEVIS3D_SMOKE_ZIP:-$(ls -t dist/tracevis3d-*-linux_x64.zip 2>/dev/null | head -n 1 || true)}"
+if [ -n "${TRACEVIS3D_SMOKE_ZIP:-}" ]; then :
+elif [ -z "$zip" ] || [ -n "$(find __init__.py ui tracevis3d blender_manifest.toml -newer "$zip" -name '*.py' -o -newer "$zip" -name '*.toml' 2>/dev/null | head -n 1)" ]; then
   echo "smoke: building the extension zip" >&2
   zip="$(.venv/bin/python tools/build_extension.py --platform linux-x64 | tail -n 1)"
 fi
