@@ -347,7 +347,9 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     keys.key_id = None  # memory (issue 26): the rows' thread keys are used up
     n_counters = v_c_finite.size + sc.fast.n_counter_events  # counter events with a time
     _check_calls_or_side(sc, used, rows, n_counters, lanes.js_trace, skipped)
-    threads = _thread_table(sc, keys, used, meta_info, text)
+    weight = np.bincount(c_key, minlength=keys.n)[:keys.n] + \
+        np.bincount(inst_key[inst_on_thread], minlength=keys.n)[:keys.n]  # events per thread: lanes past the cap
+    threads = _thread_table(sc, keys, used, meta_info, text, (weight, lim.max_lanes_read, rep))
 
     # --- sort calls into per-thread pre-order and nest them
     c_thread = threads.rank[c_key]
@@ -943,11 +945,21 @@ class _Threads:
         self.n = self.keys.shape[0]
 
 
-def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text) -> _Threads:
+def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text, cap=None) -> _Threads:
     """The threads of the keys ``used``, ordered by process sort index, pid, thread sort index and
-    tid; named by their M events, else by their tid and pid as the file writes them."""
+    tid; named by their M events, else by their tid and pid as the file writes them.  ``cap``:
+    (events per key, max_lanes_read, repairs): past max_lanes_read threads those of the most events
+    keep theirs, the others share one lane `lanes.OTHER_LANES`, last (repair ``lanes_capped``)."""
     key_pid, key_tid = keys.key_pid, keys.key_tid
     thread_keys = np.flatnonzero(used)
+    merged = thread_keys[:0]
+    if cap is not None and thread_keys.size > cap[1]:
+        from .lanes import kept_lanes, lanes_capped_action
+
+        keep = kept_lanes(cap[0][thread_keys].astype(np.float64), cap[1] - 1)
+        merged, thread_keys = thread_keys[~keep], thread_keys[keep]
+        cap[2].add("lanes_capped", merged.size, detail="the whole file")
+        cap[2].items["lanes_capped"]["action"] = lanes_capped_action("threads", used.sum(), merged.size, cap[1])
     t_pid = key_pid[thread_keys]
     t_tid = key_tid[thread_keys]
     t_sort = np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int64)
@@ -956,6 +968,7 @@ def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text) ->
     thread_keys = thread_keys[t_order]
     rank = np.full(keys.n, -1, np.int32)
     rank[thread_keys] = np.arange(thread_keys.shape[0], dtype=np.int32)
+    rank[merged] = thread_keys.shape[0]
     first_rows = keys.key_first[thread_keys]  # where each thread's (pid, tid) first appear: a row or a side row
     sp = keys.side_pos[thread_keys]
     if (sp >= 0).any():
@@ -976,9 +989,17 @@ def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text) ->
         pidtxt, tidtxt = str_ids[j]
         thread_names.append(tname if tname else f"{tidtxt}")
         process_names.append(meta_info["process_names"].get(p) or f"{pidtxt}")
-    return _Threads(keys=thread_keys, rank=rank, pid=key_pid[thread_keys].astype(np.int64),
-                    tid=key_tid[thread_keys].astype(np.int64), names=thread_names, process_names=process_names,
-                    sort=np.array([meta_info["thread_sort"].get(int(k), 0) for k in thread_keys], np.int32))
+    sort = [meta_info["thread_sort"].get(int(k), 0) for k in thread_keys]
+    pid, tid = key_pid[thread_keys].astype(np.int64), key_tid[thread_keys].astype(np.int64)
+    if merged.size:  # the lane of the threads past max_lanes_read
+        from .lanes import OTHER_LANES
+
+        thread_keys, pid, tid = np.append(thread_keys, -1), np.append(pid, 0), np.append(tid, 0)
+        thread_names.append(OTHER_LANES)
+        process_names.append("")
+        sort.append(0)
+    return _Threads(keys=thread_keys, rank=rank, pid=pid, tid=tid, names=thread_names, process_names=process_names,
+                    sort=np.array(sort, np.int32))
 
 
 def _nest_calls(sc: _Scan, rep: _Repairs, overlap: str, n_threads: int, c_row, c_start, c_end, c_thread, c_ord):
