@@ -74,13 +74,13 @@ def fields(path: str) -> None:
 
 
 def through_filereader(path: str) -> None:
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     load_memory(path, reader="memray")
 
 
 def own_reader(path: str) -> None:
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     load_memory(path, reader="own", warn=False)
 

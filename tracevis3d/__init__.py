@@ -77,8 +77,9 @@ def load_memory(path: PathLike, **options: Any) -> "MemoryCapture":
     its lifetime on the capture's clock (`tracevis3d.io.memray.MemoryCapture`).  memray 1.20's
     captures are read by TraceVis3D's own reader (compressed ones need ``lz4``); ``--native`` and
     ``--aggregate`` captures and other format versions through memray's FileReader
-    (``reader="auto"|"own"|"memray"``)."""
-    from .io.memray import load_memory as _load_memory
+    (``reader="auto"|"own"|"memray"``).  A Chrome JSON trace's memory-infra dumps are read too:
+    the format table's memory readers decide (`tracevis3d.io.load_memory`)."""
+    from .io import load_memory as _load_memory
 
     _kernels_ready()
     return _load_memory(path, **options)

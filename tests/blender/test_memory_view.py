@@ -51,7 +51,7 @@ def _text_lines(dark: np.ndarray) -> list:
 def test_render_memory_names_sites_and_fills_the_frame(captures, key, tmp_path):
     pytest.importorskip("bpy")
     from tracevis3d.cli import main
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
     from tracevis3d.layout.camera import world_per_pixel
     from tracevis3d.layout.memory import memory_layout
 
@@ -102,7 +102,7 @@ def test_picking_a_band_gives_size_age_thread_and_stack(captures):
     bpy = pytest.importorskip("bpy")
     from tracevis3d.blender.memory_tasks import memory_build_job, pick_band
     from tracevis3d.cli.common import run_job
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
     from tracevis3d.layout.memory import memory_layout
 
     cap = load_memory(captures["pool"])

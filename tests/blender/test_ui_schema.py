@@ -159,7 +159,7 @@ def test_any_view_builds_from_the_panel_through_the_registry(addon, tmp_path):
 
 def test_a_view_with_its_own_reader_builds_from_the_panel(addon, tmp_path):
     """The memory view's input is a memray capture, read by its entry's ``load``
-    (`io.memray.load_memory`), then built by the same operator with its panel group's values."""
+    (`io.load_memory`), then built by the same operator with its panel group's values."""
     import json
 
     from memray_captures import record

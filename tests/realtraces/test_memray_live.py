@@ -40,7 +40,8 @@ def _free_port() -> int:
 def test_live_captures_grow_and_end_as_memrays_own(tmp_path):
     import memray
 
-    from tracevis3d.io.memray import MemrayLiveStream, load_memory
+    from tracevis3d.io import load_memory
+    from tracevis3d.io.memray import MemrayLiveStream
 
     prog = tmp_path / "grows.py"
     prog.write_text(PROGRAM)

@@ -88,7 +88,7 @@ def _ours(path):
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("key", list(CAPTURES) + ["fork-parent", "fork-child"])
 def test_every_field_equals_filereaders(captures, fork_captures, key):
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     path = {"fork-parent": fork_captures[0], "fork-child": fork_captures[1]}.get(key) or captures[key]
     want = _twin(path)
@@ -122,7 +122,7 @@ def test_every_field_equals_filereaders(captures, fork_captures, key):
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("key", ["pydoc", "pool", "json-raw"])
 def test_both_paths_give_the_same_capture(captures, key):
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     a = load_memory(captures[key], reader="own", warn=False)
     b = load_memory(captures[key], reader="memray")
@@ -142,7 +142,7 @@ def test_both_paths_give_the_same_capture(captures, key):
 @pytest.mark.timeout(600)
 def test_captures_ours_does_not_read_go_through_filereader(tmp_path):
     from tracevis3d.errors import TraceFormatError
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     native = record("json", str(tmp_path / "native"), ["--native"])
     cap = load_memory(native)
@@ -161,7 +161,7 @@ def test_captures_ours_does_not_read_go_through_filereader(tmp_path):
 # ----------------------------------------------------------------------------- bad input
 def _check_one_line(path, reader="own"):
     from tracevis3d.errors import TraceFormatError
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     t = time.perf_counter()
     try:

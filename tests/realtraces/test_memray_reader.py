@@ -132,7 +132,7 @@ def _bad_cases(raw: bytes, compressed: bytes) -> dict:
 @pytest.mark.timeout(300)
 def test_bad_input_is_one_line_naming_the_file_and_where(captures, tmp_path):
     from tracevis3d.errors import TraceFormatError
-    from tracevis3d.io.memray import load_memory
+    from tracevis3d.io import load_memory
 
     raw = open(captures["json-raw"], "rb").read()
     compressed = open(captures["json"], "rb").read()

@@ -17,7 +17,7 @@ from time_limits import time_limit
 
 from tracevis3d.errors import TraceFormatError
 from tracevis3d.io.limits import Limits
-from tracevis3d.io.memray import load_memory
+from tracevis3d.io import load_memory
 from tracevis3d.kernels import stack_trie as kt
 
 # ----------------------------------------------------------------------------- twins
@@ -104,7 +104,7 @@ def test_frame_lines_match_memrays_table_walk():
 # ----------------------------------------------------------------------------- crafted captures
 _LOAD = """
 import numpy as np
-from tracevis3d.io.memray import load_memory
+from tracevis3d.io import load_memory
 cap = load_memory(PATH, warn=False)
 out.update(ranges=cap.n_ranges, stacks=len(cap.stack_frames), frames=len(cap.frame_function), sites=cap.n_sites,
            depth=[len(cap.stack_frames[s]) for s in range(min(3, len(cap.stack_frames)))],
@@ -167,7 +167,7 @@ def test_a_deeper_stack_than_the_limit_is_refused_in_one_line(tmp_path):
 
 _HEAPS = """
 import warnings
-from tracevis3d.io.memray import load_memory
+from tracevis3d.io import load_memory
 with warnings.catch_warnings(record=True) as w:
     warnings.simplefilter("always")
     cap = load_memory(PATH)

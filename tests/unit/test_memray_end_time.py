@@ -3,7 +3,7 @@ time 0, as does a tracker killed before it rewrote its header) whose records com
 memory snapshot (issue 71: a short program ended before memray's second snapshot, 1 run in 3 of the
 panel's live test): the records spread past that snapshot, so the figure has bands and a legend,
 never ranges of no width.  Records written here by the unit tests' pure-Python writer of memray's
-format (`test_memray_scan.Writer`), read by `io.memray_own._capture_of`, laid out by
+format (`test_memray_scan.Writer`), read by `io.memray_own.capture_of`, laid out by
 `layout.memory.memory_layout`."""
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from test_memray_scan import Writer, _scan
 
 from tracevis3d.io.limits import resolve_limits
 from tracevis3d.io.memray_capture import SNAPSHOT_INTERVAL_MS
-from tracevis3d.io.memray_own import _capture_of
+from tracevis3d.io.memray_own import capture_of
 
 START_MS = 1_700_000_000_000  # the header's start, ms since the epoch
 
@@ -49,7 +49,7 @@ def _capture(w, end_ms=0, end_epoch_ms=None):
     head = dict(n_allocations=0, start_ms=START_MS, end_ms=end_ms, command_line="prog.py", pid=1, main_tid=7,
                 skipped=0, python_allocator=3, trace_python_allocators=False)
     raw = {"header": head, "data": bytes(w.out), "scan": _scan(w)}
-    return _capture_of(raw, "memray live test", resolve_limits(None), False, end_epoch_ms=end_epoch_ms)
+    return capture_of(raw, "memray live test", resolve_limits(None), False, end_epoch_ms=end_epoch_ms)
 
 
 @pytest.mark.timeout(300)

@@ -285,7 +285,12 @@ def test_magic_bytes_are_written_in_the_format_table_only():
     from tracevis3d.io import compact, formats
 
     assert compact.MAGIC == formats.COMPACT_MAGIC
-    patterns = (r'b"PK\\x03\\x04"', r'b"\\x1f\\x8b"', r"TV3D-CTF")
+    # the source text of the magic bytes: a zip, gzip, the compact header, memray's, its LZ4 frame's,
+    # the wrappers not opened (bzip2, xz)
+    patterns = ('b"PK\\x03\\x04"', 'b"\\x1f\\x8b"', "TV3D-CTF", 'b"memray', "\\x04\\x22\\x4d\\x18", 'b"BZh"',
+                "7zXZ")
+    formats_text = _source(PKG / "io" / "formats.py")
+    assert all(pat in formats_text for pat in patterns), "each pattern matches its magic where it is written"
     hits = [f"{p.relative_to(REPO)}:{i}" for p in PKG.rglob("*.py") if p != PKG / "io" / "formats.py"
             for i, line in enumerate(_source(p).splitlines(), 1) if any(pat in line for pat in patterns)]
     assert not hits, hits

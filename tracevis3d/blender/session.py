@@ -25,7 +25,7 @@ from collections import OrderedDict
 
 from .. import kernel_cache
 from ..io import load as load_file
-from ..io.sniff import check_trace_file, format_of_file, is_native_file
+from ..io.sniff import check_trace_file, format_of_file
 from ..jobs import Job
 from ..model import Trace, TraceFormatError
 
@@ -103,14 +103,12 @@ def prepare_kernels():
 
 
 def load_step(path) -> str:
-    """The kernel step loading ``path`` runs (`kernel_cache.STEP_KERNELS`): a native or compact
-    file's, Chrome JSON's, or the other formats' (stack profiles)."""
-    if is_native_file(path):
-        return "load_native"
-    fmt = format_of_file(path)
-    if fmt is None or fmt.key == "chrome":
-        return "load"
-    return "load_perfetto" if fmt.key == "perfetto" else "load_formats"
+    """The kernel step loading ``path`` runs (`kernel_cache.STEP_KERNELS`): its format's
+    (`io.formats.Format.kernels`: a native or compact file's, Chrome JSON's, Perfetto's, or the
+    other formats', stack profiles), the fallback's for a file no format recognises."""
+    from ..io.formats import fallback
+
+    return (format_of_file(path) or fallback()).kernels
 
 
 def load_steps(job: Job, path, span=(0.0, 0.5)):

@@ -51,7 +51,7 @@ def load_capture(path: str):
     if os.path.isdir(path):
         raise CLIError(f"capture path is a folder, not a file: {path}", 1)
     try:
-        from ..io.memray import load_memory
+        from ..io import load_memory
 
         return load_memory(path)
     except ImportError as e:

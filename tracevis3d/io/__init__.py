@@ -1,43 +1,40 @@
-"""Importers and exporters: every file format → `Trace`.
+"""Importers and exporters: every file format → `Trace`, and the memory a file records →
+`MemoryCapture`.
 
 `load(path)` reads the input once (a file, a pipe or a FIFO; at most
 ``max_bytes``) and sniffs the format from its first bytes, not the file name:
-gzip is inflated under the limits of `tracevis3d.io.limits`, then the table of
-formats (`tracevis3d.io.formats.FORMATS`: Chrome JSON, Perfetto protobuf, V8
-``.cpuprofile``, speedscope, Firefox, pprof, perf script, collapsed stacks,
-callgrind, the native and compact files, ...) says which format the bytes are and
-which reader loads them.  A native file (a zip) is read in place.
+a wrapper (gzip) is opened under the limits of `tracevis3d.io.limits`
+(`tracevis3d.io.containers`), then the table of formats
+(`tracevis3d.io.formats.FORMATS`: Chrome JSON, Perfetto protobuf, V8 ``.cpuprofile``,
+speedscope, Firefox, pprof, perf script, collapsed stacks, callgrind, the native and
+compact files, ...) says which format the bytes are and which reader loads them.  A
+format the table reads in place (the native file, a zip) is given the file's path.
+`load_memory(path)` reads a memray capture or Chrome's memory-infra dumps the same way,
+through the table's memory readers.
 """
 from __future__ import annotations
 
-import io
 import mmap
 import os
 import stat
-import zlib
 
 import numpy as np
 
 from ..model import Trace, TraceFormatError
-from .formats import GZIP_MAGIC as _GZIP_MAGIC
-from .formats import ZIP_MAGIC as _ZIP_MAGIC
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 #: kept for callers that used it; see tracevis3d.io.limits
 DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
 _CHUNK = 1 << 20
-try:  # python-isal (Intel's ISA-L) inflates gzip about 3x faster than zlib; zlib when absent
-    from isal import isal_zlib as _fast_zlib
-except ImportError:  # pragma: no cover - depends on the environment
-    _fast_zlib = None
 
 
-def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
+def _read_input(path: str, max_bytes: int, in_place: bool = True) -> tuple:
     """All bytes of ``path`` (at most ``max_bytes``) through one open file, so a
-    pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file);
-    data is None for a regular file that starts like a zip (the native loader
-    reads it in place).
+    pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file, the
+    format read in place or None); data is None for a regular file of a format the
+    table reads in place (`formats.in_place_format`: its reader is given the path;
+    ``in_place`` False: every file's bytes are read).
 
     Read, not memory-mapped (issue 26 asked for a map): a mapped file that another program
     truncates or rewrites while it is scanned raises SIGBUS inside the numba kernels, which no
@@ -54,8 +51,12 @@ def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
             raise TraceFormatError(f"{path}: is a directory, not a trace file")
         regular = stat.S_ISREG(st.st_mode)
         if regular:
-            if f.read(4) == _ZIP_MAGIC:  # the native loader applies the limit to what it reads
-                return None, True
+            if in_place:
+                from .formats import IN_PLACE_HEAD_BYTES, in_place_format
+
+                fmt = in_place_format(f.read(IN_PLACE_HEAD_BYTES))
+                if fmt is not None:  # its reader applies the limit to what it reads
+                    return None, True, fmt
             if st.st_size > max_bytes:
                 raise TraceFormatError(f"{path}: file is {st.st_size} bytes, over the limit of {max_bytes} "
                                        f"(max_bytes= to allow more)")
@@ -75,7 +76,7 @@ def _read_input(path: str, max_bytes: int) -> tuple[bytes | None, bool]:
                 break
             parts.append(b)
             total += len(b)
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), regular
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), regular, None
 
 
 def _file_buffer(size: int):
@@ -123,20 +124,23 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
     window = options.pop("window", None)
     lim = resolve_limits(limits, options)
     if window is not None:
-        return _windowed(load(path, limits=lim, **options), window) if not _is_zip_file(path) else \
-            _native(path, lim, window)
+        fmt = _in_place_file(path)
+        return _windowed(load(path, limits=lim, **options), window) if fmt is None else \
+            _read_in_place(fmt, path, lim, window=tuple(float(x) for x in window))
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
     ahead = _import_reader_ahead(path)
-    data, regular = _read_input(path, lim.max_bytes)
+    data, regular, fmt = _read_input(path, lim.max_bytes)
     if ahead is not None:
         ahead.join()
-    if data is None or data[:4] == _ZIP_MAGIC:
-        from .native import load_native
+    if fmt is None:
+        from .formats import in_place_format
 
-        return load_native(path if data is None else io.BytesIO(data), limits=lim, source=path)
+        fmt = in_place_format(data)  # a pipe's bytes of a format read in place
+    if fmt is not None:
+        return _read_in_place(fmt, path if data is None else data, lim, source=path)
     return load_bytes(data, source=path, limits=lim, **options)
 
 
@@ -177,18 +181,22 @@ def _import_reader_ahead(path: str):
     return t
 
 
-def _is_zip_file(path: str) -> bool:
+def _in_place_file(path: str):
+    """The format of the file at ``path`` when the table reads it in place, else None."""
+    from .formats import IN_PLACE_HEAD_BYTES, in_place_format
+
     try:
         with open(path, "rb") as f:
-            return f.read(4) == _ZIP_MAGIC
+            return in_place_format(f.read(IN_PLACE_HEAD_BYTES))
     except OSError:
-        return False
+        return None
 
 
-def _native(path: str, lim, window):
-    from .native import load_native
+def _read_in_place(fmt, data, lim, source=None, window=None):
+    """``fmt``'s in-place reader of ``data`` (the file's path, or a pipe's bytes)."""
+    from .formats import resolve
 
-    return load_native(path, limits=lim, source=path, window=tuple(float(x) for x in window))
+    return resolve(fmt.in_place)(data, limits=lim, source=source if source is not None else data, window=window)
 
 
 def _windowed(trace: Trace, window) -> Trace:
@@ -196,32 +204,27 @@ def _windowed(trace: Trace, window) -> Trace:
 
 
 def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
-    """Parse trace bytes (gzip is inflated first) into a `Trace`; the format is the first of
-    `tracevis3d.io.formats.FORMATS` that recognises the bytes.  ``format=KEY`` skips the
-    sniffing.  A format that is recognised but not read is refused, naming it."""
-    from .formats import COMMON_OPTIONS, Head, by_key, detect, loader_of
+    """Parse trace bytes (a wrapper, gzip, is opened first: `containers.open_whole`) into a
+    `Trace`; the format is the first of `tracevis3d.io.formats.FORMATS` that recognises the bytes
+    (`formats.fallback` when none does).  ``format=KEY`` skips the sniffing.  A format that is
+    recognised but not read is refused, naming it."""
+    from .containers import open_whole
+    from .formats import Head, by_key, detect, fallback, loader_of, reader_options, resolve
 
     lim = resolve_limits(options.pop("limits", None), options)
     fmt_key = options.pop("format", None)
-    if bytes(data[:2]) == _GZIP_MAGIC:
-        n_compressed = len(data)
-        data, repairs = _gunzip_limited(data, source, lim)
-        options.update(_compressed_bytes=n_compressed, _input_repairs=repairs)
-    fmt = by_key(fmt_key) if fmt_key is not None else detect(Head(data, whole=True, name=source))
-    if fmt is None:
-        fmt = by_key("chrome")  # its reader says precisely what the bytes are not
+    data, facts = open_whole(data, source, lim)
+    fmt = by_key(fmt_key) if fmt_key is not None else detect(Head(data, whole=True, name=source)) or fallback()
     if not fmt.readable:
         raise TraceFormatError(f"{source}: a {fmt.title} file, which TraceVis3D recognises but does not read: "
                                f"{fmt.why_not}")
-    if fmt.key != "chrome":
-        unknown = set(options) - COMMON_OPTIONS - set(fmt.options) - {"_compressed_bytes", "_input_repairs"}
-        if unknown:
-            raise TypeError(f"{fmt.title}: unexpected options {sorted(unknown)}")
-        options = {k: v for k, v in options.items() if not k.startswith("_")}
+    options = reader_options(fmt, options, facts)
     from .stacks import gc_paused
 
     with gc_paused():  # a reader's objects live on: the collector would walk them all, for nothing
         trace = loader_of(fmt)(data, source=source, limits=lim, **options)
+        for step in fmt.conventions:
+            trace = resolve(step)(trace)
     trace.meta.setdefault("format", fmt.key)
     trace.meta["format_title"] = fmt.title
     _fit_text_tables(trace, lim.max_name_chars)
@@ -310,140 +313,23 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
                 r["count"] = r.get("count", 0) + n
 
 
-def _gunzip_limited(data, source: str, lim: Limits) -> tuple[np.ndarray, list]:
-    """Inflate every gzip member of ``data`` into one uint8 array, at most
-    ``lim.inflate_limit(len(data))`` bytes (a decompression bomb is refused as
-    soon as it passes it).  Memory: the output once, plus one chunk.
+def load_memory(path, *, limits: Limits | None = None, **options):
+    """The memory the file at ``path`` records, as a `MemoryCapture`: its bytes read as `load`
+    reads them (a wrapper opened), the format the first of the table's formats with a memory
+    reader that recognises them (`formats.detect` with ``memory=True``; a memray capture, Chrome
+    JSON with memory-infra dumps), else `formats.fallback`'s (memray's reader, which says why the
+    file is no capture).  ``options`` go to the reader (``warn=``; memray's ``reader=``)."""
+    from .containers import open_whole
+    from .formats import Head, detect, fallback, resolve
 
-    Repairs (code, count, detail) for `load_chrome`'s report: a stream cut short
-    (``gzip_cut``), damaged data or a CRC mismatch (``gzip_corrupt``; what
-    inflated before the damage is kept, to the last byte), bytes after the last
-    member (``gzip_trailing``).  Nothing inflated at all: `TraceFormatError`.
-    """
-    src = memoryview(data)
-    n_in = len(src)
-    limit = lim.inflate_limit(n_in)
-    hint = int.from_bytes(bytes(src[-4:]), "little") if n_in >= 18 else 0  # ISIZE of the last member
-    out = np.empty(max(1 << 16, min(limit + 1, max(hint + 1, 4 * n_in))), np.uint8)
-    total = 0
-    repairs: list = []
-
-    def put(part: bytes):
-        nonlocal out, total
-        m = len(part)
-        if total + m > limit:
-            raise TraceFormatError(
-                f"{source}: decompresses to more than {limit} bytes ({limit / max(n_in, 1):.0f}x its "
-                f"{n_in} bytes): refusing, a decompression bomb? (max_gzip_ratio= or max_bytes= to allow more)")
-        if total + m > out.shape[0]:
-            bigger = np.empty(min(limit + 1, max(2 * out.shape[0], total + m)), np.uint8)
-            bigger[:total] = out[:total]
-            out = bigger
-        out[total: total + m] = np.frombuffer(part, np.uint8)
-        total += m
-
-    def next_chunk(d, p):
-        """The next input of decompressor ``d`` (its unconsumed tail first) and the read
-        position after it; (None, p) at the end of the data."""
-        if d.unconsumed_tail:
-            return d.unconsumed_tail, p
-        if p < n_in:
-            chunk = src[p: p + _CHUNK]
-            return chunk, p + len(chunk)
-        return None, p
-
-    def room():  # what one decompress call may return: a chunk, or just past the bomb limit
-        return min(16 << 20, limit - total + 1)
-
-    def fast_member(pos):
-        """Inflate the member at ``pos`` with python-isal (about 3x zlib); its end, or None
-        when it is damaged or cut (the caller redoes it with zlib, which keeps every byte
-        before the damage: `_redo_to_damage` needs zlib's ``copy``)."""
-        d = _fast_zlib.decompressobj(16 + zlib.MAX_WBITS)
-        p = pos
-        try:
-            while not d.eof:
-                chunk, p = next_chunk(d, p)
-                if chunk is None:
-                    return None
-                put(d.decompress(chunk, room()))
-            put(d.flush())
-        except _fast_zlib.error:
-            return None
-        return p - len(d.unused_data)
-
-    pos = 0
-    member = 0
-    while pos < n_in:
-        is_member = bytes(src[pos: pos + 2]) == _GZIP_MAGIC
-        if is_member and _fast_zlib is not None:
-            before = total
-            end = fast_member(pos)
-            if end is not None:
-                pos = end
-                member += 1
-                continue
-            total = before  # damaged or cut: again with zlib, which keeps what came before
-        if not is_member:
-            if member == 0:
-                raise TraceFormatError(f"{source}: not gzip data at byte {pos}")
-            if bytes(src[pos:]).strip(b"\0"):
-                repairs.append(("gzip_trailing", 1, f"{n_in - pos} bytes after gzip member #{member} "
-                                                    f"at compressed byte {pos}: {bytes(src[pos: pos + 16])!r}"))
-            break
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        p = pos
-        err = None
-        while not d.eof:
-            chunk, p = next_chunk(d, p)
-            if chunk is None:
-                break
-            keep = d.copy()
-            try:
-                put(d.decompress(chunk, room()))
-            except zlib.error as e:
-                err = _redo_to_damage(keep, chunk, put, limit, lambda: total) or e
-                break
-        if err is not None:
-            if total == 0:
-                raise TraceFormatError(f"{source}: corrupt gzip data (member #{member}, within compressed "
-                                       f"bytes {pos}-{p}): {err}") from None
-            repairs.append(("gzip_corrupt", 1, f"member #{member}, within compressed bytes {pos}-{p}: {err}; "
-                                               f"kept the {total} bytes inflated before the damage"))
-            break
-        put(d.flush())
-        if not d.eof:
-            if total == 0:
-                raise TraceFormatError(f"{source}: gzip data cut short at compressed byte {n_in}: "
-                                       f"nothing inflated")
-            repairs.append(("gzip_cut", 1, f"the gzip stream (member #{member}) ends at compressed byte "
-                                           f"{n_in} before its end; kept the {total} bytes inflated"))
-            break
-        pos = p - len(d.unused_data)
-        member += 1
-    if member == 0 and total == 0:
-        raise TraceFormatError(f"{source}: empty gzip data")
-    return out[:total], repairs
+    lim = resolve_limits(limits, options)
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(path):
+        raise TraceFormatError(f"{path}: not a file")
+    data, _, _ = _read_input(path, lim.max_bytes, in_place=False)
+    data, _ = open_whole(data, path, lim)
+    fmt = detect(Head(data, whole=True, name=path), memory=True) or fallback(memory=True)
+    return resolve(fmt.memory)(data, source=path, limits=lim, **options)
 
 
-def _redo_to_damage(d, chunk, put, limit, total):
-    """Feed ``chunk`` again to ``d`` (a copy taken before it failed) in small
-    pieces, so every byte inflated before the damage is kept.  Returns the error."""
-    for q in range(0, len(chunk), 4096):
-        piece = chunk[q: q + 4096]
-        keep = d.copy()
-        try:
-            put(d.decompress(piece, limit - total() + 1))
-        except zlib.error:
-            d = keep
-            for r in range(len(piece)):
-                try:
-                    put(d.decompress(piece[r: r + 1], limit - total() + 1))
-                except zlib.error as e:
-                    return e
-        if d.eof:
-            break
-    return None
-
-
-__all__ = ["load", "load_bytes", "Limits", "DEFAULT_MAX_BYTES"]
+__all__ = ["load", "load_bytes", "load_memory", "Limits", "DEFAULT_MAX_BYTES"]

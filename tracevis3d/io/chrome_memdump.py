@@ -374,10 +374,14 @@ def _heap_entries(d: Dump, pid_maps: dict, lim, problems: _Problems) -> list:
     return out
 
 
-def load_memory_dumps(data, source: str, lim, warn: bool = True):
+def load_memory_dumps(data, source: str = "<bytes>", limits=None, warn: bool = True):
     """The `MemoryCapture` of a Chrome trace's memory-infra dumps (module docstring); a trace
-    without dumps is refused in one line."""
+    without dumps is refused in one line.  The Chrome row's memory reader (`io.formats`,
+    `io.load_memory`)."""
+    from .limits import resolve_limits
     from .memray_capture import MemoryCapture
+
+    lim = resolve_limits(limits)
 
     problems = _Problems(source)
     dumps, pnames, t_last = scan_dumps(data, source, lim, problems)
@@ -515,21 +519,3 @@ def _fmt(b: float) -> str:
         if abs(b) >= f:
             return f"{b / f:.3g} {unit}"
     return f"{int(b)} B"
-
-
-def load_memory_file(path: str, lim, warn: bool = True):
-    """`load_memory_dumps` of the Chrome JSON file at ``path`` (gzip inflated within the limits)."""
-    from . import _GZIP_MAGIC, _gunzip_limited, _read_input
-
-    data, _ = _read_input(path, lim.max_bytes)
-    if data is None:
-        raise TraceFormatError(f"{path}: cannot read it as a Chrome trace")
-    if bytes(data[:2]) == _GZIP_MAGIC:
-        data, _ = _gunzip_limited(data, path, lim)
-    return load_memory_dumps(data, path, lim, warn)
-
-
-def looks_like_chrome_json(head: bytes) -> bool:
-    """The first bytes of a file (gzip not inflated) may be Chrome JSON: gzip, or ``{``/``[``."""
-    h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head[:2] == b"\x1f\x8b" or h[:1] in (b"{", b"[")

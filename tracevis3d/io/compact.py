@@ -426,8 +426,9 @@ def is_compact(head: bytes) -> bool:
     return bytes(head[: len(MAGIC)]) == MAGIC
 
 
-def load_compact(data, *, source: str = "<compact>", limits: Limits | None = None) -> Trace:
-    """Read the bytes of a compact file into a validated `Trace` (module docstring)."""
+def load_compact(data, *, source: str = "<compact>", limits: Limits | None = None, **_common) -> Trace:
+    """Read the bytes of a compact file into a validated `Trace` (module docstring); the format
+    table's loader (the options every loader takes have no use here)."""
     lim = resolve_limits(limits)
     try:
         return _load(memoryview(data), source, lim)

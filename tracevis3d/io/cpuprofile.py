@@ -118,12 +118,15 @@ def _scanned(data, lim):
     return p, m, int(samples.size != deltas.size)
 
 
-def load_cpuprofile(data, source: str, lim, *, kind_rules=None, warn: bool = True, **_options):
+def load_cpuprofile(data, source: str = "<bytes>", limits=None, *, kind_rules=None, warn: bool = True, **_options):
     """A V8 ``.cpuprofile`` of either form (module docstring) as a Trace of one lane, "main (JS)",
     by the same reading as a trace's profile events.  Errors name the file and say what is
     wrong: not JSON, not of either form, no sample, nothing but (idle)/(program)/(root), more
-    calls than ``lim.sample_calls`` allows."""
+    calls than ``limits.sample_calls`` allows."""
     from ..model import TraceFormatError, TraceWarning
+    from .limits import resolve_limits
+
+    lim = resolve_limits(limits)
 
     scanned = _scanned(data, lim)  # the byte-level reader, else (a form it does not take) field by field
     if scanned is not None:

@@ -1,24 +1,28 @@
 """The one table of trace formats: what each is, how it is recognised, what reads and writes it.
 
 `FORMATS` lists every format TraceVis3D knows, in the order they are tried.  Each
-`Format` says how its files are recognised from their first bytes (after gzip is
-inflated: gzip is a wrapper, not a format), which function loads it (a
+`Format` says how its files are recognised from their first bytes (after a wrapper is
+opened: gzip is a wrapper, not a format, `CONTAINERS`), which function loads it (a
 ``"module:function"`` path in `tracevis3d.io`, imported only when a file of that
-format is loaded, so this table and the sniffers stay free of numba), and which
-function writes it.  A format that is recognised but not read has no loader and a
-``why_not``: a file of it is refused with one line naming the format and what to do.
+format is loaded, so this table and the sniffers stay free of numba), which function
+reads the memory it records (`Format.memory`: memray captures, Chrome's memory-infra dumps),
+which writes it, and a tiny valid file of it (`Format.sample`, for the warm-up and the tests).
+A format that is recognised but not read has no loader and a ``why_not``: a file of it is
+refused with one line naming the format and what to do.  Magic bytes are written here only.
 
-`tracevis3d.load`, `tracevis3d.io.load`, the quick check before any job
-(`tracevis3d.io.sniff.check_trace_file`), the CLI (``tracevis3d formats``) and the
-panel's file filter all read this table.
+`tracevis3d.load`, `tracevis3d.io.load`, `tracevis3d.io.load_memory`, the quick check before
+any job (`tracevis3d.io.sniff.check_trace_file`), the CLI (``tracevis3d formats``), the
+warm-up (`tracevis3d.warmup_formats`) and the panel's file filter all read this table; wrappers
+are opened in one place, `tracevis3d.io.containers`.
 
 A loader is called as ``loader(data, source=..., limits=..., **options)``: ``data`` is
-the file's bytes (any buffer; gzip already inflated), ``source`` the name that errors
+the file's bytes (any buffer; a wrapper already opened), ``source`` the name that errors
 give, ``limits`` a `tracevis3d.io.limits.Limits`.  ``options`` are the ones every
 loader takes (`COMMON_OPTIONS`; a format that has no use for one ignores it) and the
 format's own (`Format.options`).  It returns a `tracevis3d.model.Trace` whose
 ``meta["format"]`` is the format's key, and raises `TraceFormatError` naming the
-file, the position and the problem.
+file, the position and the problem.  A memory reader (`Format.memory`) has the same
+signature and returns a `tracevis3d.io.memray_capture.MemoryCapture`.
 
 Sniffers get a `Head`: the first `HEAD_BYTES` of the (inflated) file.  They must be
 cheap (pure Python on at most those bytes) and must not accept a file of another
@@ -36,7 +40,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["Format", "Head", "FORMATS", "COMMON_OPTIONS", "detect", "by_key", "loader_of", "writer_of", "writer_for",
-           "file_filter", "describe_formats", "HEAD_BYTES", "ZIP_MAGIC", "GZIP_MAGIC", "COMPACT_MAGIC"]
+           "file_filter", "describe_formats", "HEAD_BYTES", "ZIP_MAGIC", "GZIP_MAGIC", "COMPACT_MAGIC", "MEMRAY_MAGIC",
+           "LZ4_MAGIC", "Container", "CONTAINERS", "container_of", "in_place_format", "fallback", "reader_options",
+           "resolve", "samples", "IN_PLACE_HEAD_BYTES"]
 
 #: bytes of a file the sniffers see (after gzip); large enough for the JSON formats whose
 #: telling keys come after a long first value (a Gecko profile's ``libs``, DevTools' ``metadata``)
@@ -50,12 +56,16 @@ COMMON_OPTIONS = frozenset(("keep_args", "kind_rules", "overlap", "warn"))
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
-#: the magic bytes of the binary wrappers and files, written here only (`io.load`, `io.sniff` and
-#: `io.compact` import them): a zip (the native file is one), gzip (inflated before sniffing), and
-#: the compact file's header
+#: the magic bytes of the binary wrappers and files, written here only (the readers import them):
+#: a zip (the native file is one), gzip (opened before sniffing), the compact file's header, a
+#: memray capture's and the LZ4 frame memray compresses it in by default
 ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"
 COMPACT_MAGIC = b"\x89TV3D-CTF\r\n\n"
+MEMRAY_MAGIC = b"memray"
+LZ4_MAGIC = b"\x04\x22\x4d\x18"
+#: bytes of a file's start that tell whether it is read in place (`in_place_format`)
+IN_PLACE_HEAD_BYTES = 4096
 _JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
 
 
@@ -166,14 +176,37 @@ class Format:
     #: "timed" (calls on a clock), "sampled" (samples on a clock, made calls), "merged"
     #: (aggregated stacks without a timeline: x is the measure), "native" (TraceVis3D's own)
     kind: str = "timed"
-    #: the loader's own keyword options (beyond `COMMON_OPTIONS`)
-    options: tuple = ()
+    #: the loader's own keyword options (beyond `COMMON_OPTIONS`); None: every option given goes to
+    #: the loader, which refuses those it does not take itself, with the wrapper's facts for its
+    #: report (`containers.open_whole`)
+    options: tuple | None = ()
     #: for a format recognised but not read: why, and what the user can do
     why_not: str = ""
     #: the tools that write it (for the format list)
     tools: str = ""
     #: the file name endings `tracevis3d.save` writes it for when no format is given (`writer_for`)
     write_suffixes: tuple = ()
+    #: "module:function" that reads a file of this format where it lies, given its path
+    #: (``reader(path, source=..., limits=..., window=...)``: the native file, memory-mapped; any
+    #: other zip, whose refusal the native reader words naming what it holds); None: the file's
+    #: bytes go to `loader`
+    in_place: str | None = None
+    #: "module:function" that reads the memory a file of this format records (``reader(data,
+    #: source=..., limits=..., **options)`` -> `MemoryCapture`, `tracevis3d.io.load_memory`); None: none
+    memory: str | None = None
+    #: "module:function" giving a tiny valid file of it (bytes, a wrapper allowed): what the warm-up
+    #: loads to compile its reader's kernels and what only its sniffer may claim (the tests)
+    sample: str | None = None
+    #: "module:function" steps applied in order to the trace its loader made (``step(trace) ->
+    #: trace``): conventions of the tools that write it which the format leaves out
+    conventions: tuple = ()
+    #: the kernel step its loader compiles (`tracevis3d.kernel_cache.STEP_KERNELS`: what a load on a
+    #: cold cache announces, `blender.session.load_step`)
+    kernels: str = "load_formats"
+    #: "module:function" of the quick check of a file's first bytes before any job, pure Python
+    #: (``check(data, whole, source, in_what)``, `io.sniff.check_trace_file`): it refuses what its
+    #: loader would; None: the loader checks the file
+    quick_check: str | None = None
 
     @property
     def readable(self) -> bool:
@@ -181,8 +214,18 @@ class Format:
 
 
 # ----------------------------------------------------------------------------- sniffers
+#: the first member `io.native`'s writers put in a native file (its header member comes last)
+_NATIVE_FIRST_MEMBER = b"func.npy"
+
+
 def _sniff_native(h: Head) -> bool:
-    return h.data.startswith(ZIP_MAGIC) and b"tracevis3d" in h.data[:4096]
+    """A zip whose first member is the native file's first array (the writers' order), or whose
+    first 4 KiB name TraceVis3D (a small file's header member): any other zip is "zip"'s."""
+    d = h.data
+    if not d.startswith(ZIP_MAGIC):
+        return False
+    n = int.from_bytes(d[26:28], "little") if len(d) >= 30 else 0
+    return d[30:30 + n] == _NATIVE_FIRST_MEMBER or b"tracevis3d" in d[:4096]
 
 
 def _sniff_compact(h: Head) -> bool:
@@ -481,7 +524,7 @@ def _sniff_papyrus(h: Head) -> bool:
 def _sniff_memray(h: Head) -> bool:
     """memray's capture: its "memray" magic, or (memray's default, compressed) an LZ4 frame whose
     first block holds the magic as literals."""
-    return h.data.startswith(b"memray") or (h.data.startswith(b"\x04\x22\x4d\x18") and b"memray" in h.data[:40])
+    return h.data.startswith(MEMRAY_MAGIC) or (h.data.startswith(LZ4_MAGIC) and MEMRAY_MAGIC in h.data[:40])
 
 
 def _sniff_pstats(h: Head) -> bool:
@@ -491,34 +534,33 @@ def _sniff_pstats(h: Head) -> bool:
     return len(d) > 2 and d[0] in (0x7B, 0xFB) and d[1] in (0x29, 0xA9, 0x28, 0xA8)
 
 
-def _sniff_nothing(h: Head) -> bool:  # the gzip wrapper is handled before sniffing
-    return False
-
-
 _TO_JSON = "Save the profile as speedscope JSON or Chrome trace JSON where the tool can"
 
 #: Every format, in the order they are tried.  The specific binary and text formats come first,
 #: then the JSON formats by their keys, then Chrome's JSON, which takes any other JSON.
 FORMATS: tuple = (
-    Format("native", "TraceVis3D native file", (".tv3d.npz", ".npz"), _sniff_native, "readers:load_native_data",
-           "native:save_native", kind="native", tools="tracevis3d.save", write_suffixes=(".tv3d.npz", ".npz")),
+    Format("native", "TraceVis3D native file", (".tv3d.npz", ".npz"), _sniff_native, "native:load_native",
+           "native:save_native", kind="native", tools="tracevis3d.save", write_suffixes=(".tv3d.npz", ".npz"),
+           in_place="native:load_native", kernels="load_native"),
     Format("compact", "TraceVis3D compact file (SEAT's Compact Trace Format)", (".tv3c",), _sniff_compact,
-           "readers:load_compact_data", "compact:save_compact", kind="native",
+           "compact:load_compact", "compact:save_compact", kind="native", kernels="load_native",
            tools="tracevis3d.save(format='compact')", write_suffixes=(".tv3c",)),
     Format("perfetto", "Perfetto protobuf trace", (".perfetto-trace", ".pftrace", ".pb", ".proto", ".trace"),
-           _sniff_perfetto, "perfetto:load_perfetto", tools="Perfetto SDK, Chrome, Android, tracebox"),
+           _sniff_perfetto, "perfetto:load_perfetto", tools="Perfetto SDK, Chrome, Android, tracebox",
+           sample="samples:perfetto", kernels="load_perfetto"),
     Format("pprof", "pprof profile (profile.proto)", (".pb.gz", ".pprof", ".prof"), _sniff_pprof,
-           "pprof:load_pprof", kind="merged", options=("sample_type",), tools="Go runtime/pprof, gperftools, pprof"),
+           "pprof:load_pprof", kind="merged", options=("sample_type",), tools="Go runtime/pprof, gperftools, pprof",
+           sample="samples:pprof"),
     Format("memray", "memray capture", (".bin",), _sniff_memray, None,
            why_not="this is a memray capture (memory, not calls): use tracevis3d.load_memory or render-memory",
-           tools="memray run"),
+           tools="memray run", memory="memray:load_memray"),
     Format("jfr", "Java Flight Recorder recording", (".jfr",), _sniff_jfr, None,
            why_not="its binary chunks are not read; convert it with async-profiler's converter "
                    "(java -cp converter.jar jfr2flame --collapsed IN.jfr OUT.txt) and load the collapsed stacks",
            tools="JDK Flight Recorder"),
     Format("pstats", "cProfile/profile pstats dump (tree estimated from its call graph)", (".pstats", ".prof"),
            _sniff_pstats, "pstats:load_pstats", kind="merged",
-           tools="python -m cProfile -o, profile, yappi save(type='pstat')"),
+           tools="python -m cProfile -o, profile, yappi save(type='pstat')", sample="samples:pstats"),
     Format("perf-data", "linux perf.data (binary)", (".data",), _sniff_perf_data, None,
            why_not="perf.data holds raw addresses that only perf resolves, with the recorded binaries' symbols: "
                    "run 'perf script -i perf.data > perf.txt' where it was recorded and load perf.txt",
@@ -541,53 +583,68 @@ FORMATS: tuple = (
                    "directory to Chrome trace JSON (read) with KDAB's ctf2ctf",
            tools="LTTng, barectf"),
     Format("callgrind", "callgrind profile", (".callgrind", ".out"), _sniff_callgrind, "callgrind:load_callgrind",
-           kind="merged", options=("event",), tools="valgrind --tool=callgrind, Xdebug (PHP), yappi"),
+           kind="merged", options=("event",), tools="valgrind --tool=callgrind, Xdebug (PHP), yappi",
+           sample="samples:callgrind"),
     Format("perf-script", "linux perf script output", (".perf", ".txt", ".perf-script"), _sniff_perf_script,
-           "perf_script:load_perf_script", kind="merged", options=("event",), tools="perf record -g; perf script"),
+           "perf_script:load_perf_script", kind="merged", options=("event",), tools="perf record -g; perf script",
+           sample="samples:perf_script"),
     Format("v8log", "V8 log (node --prof)", (".log",), _sniff_v8log, None,
            why_not="the raw tick log is not read: preprocess it (node --prof-process --preprocess LOG > "
                    "OUT.v8log.json) and load that, or profile with node --cpu-prof",
            tools="node --prof"),
     Format("ghc-prof", "GHC profiling report (text)", (".prof",), _sniff_ghc_prof, "ghc_text:load_ghc_prof",
-           kind="merged", options=("measure",), tools="GHC +RTS -p"),
+           kind="merged", options=("measure",), tools="GHC +RTS -p", sample="samples:ghc_prof"),
     Format("instruments-text", "Instruments call tree (text)", (".txt",), _sniff_instruments_text,
-           "instruments:load_instruments_text", kind="merged", tools="Xcode Instruments: Copy call tree"),
+           "instruments:load_instruments_text", kind="merged", tools="Xcode Instruments: Copy call tree",
+           sample="samples:instruments_text"),
     Format("pmcstat", "pmcstat callgraph (text)", (".txt",), _sniff_pmcstat, None,
            why_not="not read yet; pmcstat -G writes it: use its collapsed-stack output (stackcollapse-pmc.pl)",
            tools="FreeBSD pmcstat -G"),
     Format("papyrus", "Papyrus script profile", (".log",), _sniff_papyrus, None,
            why_not="Skyrim's Papyrus logs are not read", tools="Papyrus profiler"),
     Format("zip", "zip archive", (".zip", ".trace.zip"), _sniff_zip_other, None,
-           why_not="unzip it and load the trace inside (Instruments .trace bundles are not read)", tools=""),
+           why_not="unzip it and load the trace inside (Instruments .trace bundles are not read)", tools="",
+           in_place="native:load_native"),
     Format("speedscope", "speedscope JSON", (".speedscope.json", ".json"), _sniff_speedscope,
-           "speedscope:load_speedscope", kind="sampled", tools="speedscope, py-spy, pyinstrument, rbspy, samply"),
+           "speedscope:load_speedscope", kind="sampled", tools="speedscope, py-spy, pyinstrument, rbspy, samply",
+           sample="samples:speedscope"),
     Format("cpuprofile", "V8 CPU profile (.cpuprofile)", (".cpuprofile", ".json"), _sniff_cpuprofile,
-           "readers:load_cpuprofile_data", kind="sampled", tools="node --cpu-prof, Chrome DevTools"),
+           "cpuprofile:load_cpuprofile", kind="sampled", tools="node --cpu-prof, Chrome DevTools",
+           sample="samples:cpuprofile"),
     Format("heapprofile", "V8 sampling heap profile", (".heapprofile",), _sniff_heapprofile,
-           "heapprofile:load_heapprofile", kind="merged", tools="node --heap-prof, Chrome DevTools"),
+           "heapprofile:load_heapprofile", kind="merged", tools="node --heap-prof, Chrome DevTools",
+           sample="samples:heapprofile"),
     Format("heapsnapshot", "V8 heap snapshot", (".heapsnapshot",), _sniff_heapsnapshot, None,
            why_not="a heap snapshot holds objects, not calls: record a sampling heap profile (.heapprofile) instead",
            tools="Chrome DevTools, node --heapsnapshot-signal"),
     Format("firefox", "Firefox Profiler (processed)", (".json", ".json.gz"), _sniff_firefox_processed,
-           "firefox:load_firefox", kind="sampled", options=("js_only",), tools="profiler.firefox.com, samply"),
+           "firefox:load_firefox", kind="sampled", options=("js_only",), tools="profiler.firefox.com, samply",
+           sample="samples:firefox_processed"),
     Format("gecko", "Firefox Gecko profile", (".json", ".json.gz"), _sniff_firefox_gecko, "firefox:load_firefox",
-           kind="sampled", options=("js_only",), tools="MOZ_PROFILER_SHUTDOWN, Firefox DevTools"),
+           kind="sampled", options=("js_only",), tools="MOZ_PROFILER_SHUTDOWN, Firefox DevTools", sample="samples:gecko"),
     Format("stackprof", "stackprof (Ruby) JSON", (".json",), _sniff_stackprof, "stackprof:load_stackprof",
-           kind="sampled", tools="stackprof"),
+           kind="sampled", tools="stackprof", sample="samples:stackprof"),
     Format("safari", "Safari timeline recording", (".json",), _sniff_safari, "safari:load_safari",
            kind="sampled", tools="Safari Web Inspector"),
     Format("ghc-json", "GHC profiling report (JSON)", (".prof", ".json"), _sniff_ghc_json, "ghc:load_ghc_json",
-           kind="merged", options=("measure",), tools="GHC +RTS -pj"),
+           kind="merged", options=("measure",), tools="GHC +RTS -pj", sample="samples:ghc_json"),
     Format("v8log-json", "V8 log, preprocessed (JSON)", (".v8log.json", ".json"), _sniff_v8log_json,
-           "v8log:load_v8log_json", kind="sampled", tools="node --prof; node --prof-process --preprocess"),
+           "v8log:load_v8log_json", kind="sampled", tools="node --prof; node --prof-process --preprocess",
+           sample="samples:v8log_json"),
     Format("pyinstrument", "pyinstrument JSON", (".json",), _sniff_pyinstrument, "pyinstrument:load_pyinstrument",
-           kind="merged", tools="pyinstrument -r json"),
+           kind="merged", tools="pyinstrument -r json", sample="samples:pyinstrument"),
     Format("chrome", "Chrome Trace Event JSON", (".json", ".json.gz", ".trace"), _sniff_chrome_json,
-           "readers:load_chrome_data", "chrome_writer:save_chrome",
-           tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes", write_suffixes=(".json", ".json.gz")),
+           "chrome:load_chrome", "chrome_writer:save_chrome", options=None, conventions=("threadnames:fix_pyspy",),
+           quick_check="sniff:check_json_events", kernels="load",
+           tools="VizTracer, Chrome, PyTorch, JAX, Perfetto UI, uftrace, Hermes", write_suffixes=(".json", ".json.gz"),
+           memory="chrome_memdump:load_memory_dumps"),
     Format("collapsed", "collapsed stacks (Brendan Gregg)", (".txt", ".folded", ".collapsed"), _sniff_collapsed,
-           "collapsed:load_collapsed", kind="merged", tools="stackcollapse-*.pl, py-spy --format raw, inferno, Austin"),
+           "collapsed:load_collapsed", kind="merged", tools="stackcollapse-*.pl, py-spy --format raw, inferno, Austin",
+           sample="samples:collapsed"),
 )
+#: the format whose loader reads bytes no row recognises (it says precisely what they are not),
+#: and the one whose memory reader does (it says the file is no memray capture and why)
+FALLBACK, MEMORY_FALLBACK = "chrome", "memray"
 
 _BY_KEY = {f.key: f for f in FORMATS}
 
@@ -599,17 +656,34 @@ def by_key(key: str) -> Format:
         raise ValueError(f"unknown format {key!r}; known: {', '.join(_BY_KEY)}") from None
 
 
-def detect(head) -> Format | None:
-    """The format of a file whose first bytes (gzip inflated) are ``head`` (a `Head`, or bytes);
-    None when no format recognises them."""
+def detect(head, memory: bool = False) -> Format | None:
+    """The format of a file whose first bytes (a wrapper opened) are ``head`` (a `Head`, or bytes);
+    None when no format recognises them.  ``memory``: only the formats with a memory reader are
+    asked, in the table's order (the reader of what a file records as memory)."""
     h = head if isinstance(head, Head) else Head(head)
     for f in FORMATS:
-        if f.sniff(h):
+        if (f.memory or not memory) and f.sniff(h):
             return f
     return None
 
 
-def _resolve(path: str) -> Callable:
+def fallback(memory: bool = False) -> Format:
+    """The format whose reader gets bytes no row recognises (`FALLBACK`, `MEMORY_FALLBACK`)."""
+    return _BY_KEY[MEMORY_FALLBACK if memory else FALLBACK]
+
+
+def in_place_format(head) -> Format | None:
+    """The format of a file whose first `IN_PLACE_HEAD_BYTES` are ``head`` when it is read where
+    it lies (`Format.in_place`: given its path, not its bytes), else None."""
+    h = Head(bytes(head[:IN_PLACE_HEAD_BYTES]))
+    for f in FORMATS:
+        if f.in_place and f.sniff(h):
+            return f
+    return None
+
+
+def resolve(path: str) -> Callable:
+    """The function ``"module:function"`` of a module under `tracevis3d.io` (imported now)."""
     mod, _, fn = path.partition(":")
     return getattr(importlib.import_module(f"{__package__}.{mod}"), fn)
 
@@ -618,14 +692,31 @@ def loader_of(fmt: Format) -> Callable:
     """The loader function of ``fmt`` (imported now)."""
     if fmt.loader is None:
         raise ValueError(f"{fmt.title} is recognised but not read: {fmt.why_not}")
-    return _resolve(fmt.loader)
+    return resolve(fmt.loader)
+
+
+def reader_options(fmt: Format, options: dict, facts: dict) -> dict:
+    """The keyword options ``fmt``'s loader gets of those given: `COMMON_OPTIONS` and its own
+    (`Format.options`; TypeError naming the format for any other), or, for a loader that checks
+    its options itself (``options=None``), all of them and the wrapper's ``facts``."""
+    if fmt.options is None:
+        return {**options, **facts}
+    unknown = set(options) - COMMON_OPTIONS - set(fmt.options)
+    if unknown:
+        raise TypeError(f"{fmt.title}: unexpected options {sorted(unknown)}")
+    return dict(options)
+
+
+def samples() -> tuple:
+    """(format key, sample maker) of every format with a `Format.sample`, in the table's order."""
+    return tuple((f.key, resolve(f.sample)) for f in FORMATS if f.sample)
 
 
 def writer_of(fmt: Format) -> Callable:
     """The writer function of ``fmt`` (imported now); ValueError for a format not written."""
     if fmt.writer is None:
         raise ValueError(f"TraceVis3D does not write {fmt.title} files")
-    return _resolve(fmt.writer)
+    return resolve(fmt.writer)
 
 
 #: the format `writer_for` picks for a name whose ending no writable format claims
@@ -646,6 +737,58 @@ def writer_for(path, format: str | None = None) -> Format:
     name = str(path).lower()
     hits = [(len(s), f) for f in written for s in f.write_suffixes if name.endswith(s)]
     return max(hits, key=lambda h: h[0])[1] if hits else _BY_KEY[DEFAULT_WRITE_FORMAT]
+
+
+# ----------------------------------------------------------------------------- wrappers
+@dataclass(frozen=True)
+class Container:
+    """A wrapper around a file's bytes (a compression): how it is recognised, what opens it
+    (`tracevis3d.io.containers`, the one place wrappers are opened), and what a reader says of
+    bytes that start with it (after the wrapper it opened, if any: `io.sniff.content_hint`)."""
+
+    key: str
+    #: do these first bytes start this wrapper?
+    sniff: Callable = field(repr=False)
+    #: "module:function" in tracevis3d.io that opens the whole input (``opener(data, source,
+    #: limits) -> (data, repairs)``); None: not opened (``hint`` says what to do)
+    opener: str | None = None
+    #: "module:function" that opens a file's first bytes for the sniffers (``head_opener(data,
+    #: source, whole, limit) -> (data, whole)``)
+    head_opener: str | None = None
+    #: said after "not a trace in any format ..." of bytes that start with it
+    hint: str = ""
+
+
+def _sniff_zlib(head: bytes) -> bool:
+    """A raw zlib stream: 0x78 and a second byte of the levels whose 16-bit header divides by 31."""
+    return len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA) and \
+        (head[0] * 256 + head[1]) % 31 == 0
+
+
+#: the wrappers, in the order they are tried: gzip is opened (its members inflated under the
+#: limits), the others are named in the refusal of a file that starts with them
+CONTAINERS: tuple = (
+    Container("gzip", lambda b: bytes(b[:2]) == GZIP_MAGIC, "containers:gunzip", "containers:gunzip_head",
+              hint=": it is gzip data again (compressed twice?): gunzip it once and load that"),
+    Container("bzip2", lambda b: bytes(b[:3]) == b"BZh",
+              hint=": it is bzip2-compressed: decompress it (bunzip2) or gzip it instead"),
+    Container("xz", lambda b: bytes(b[:6]) == b"\xfd7zXZ\x00",
+              hint=": it is xz-compressed: decompress it (unxz) or gzip it instead"),
+    Container("zstd", lambda b: bytes(b[:4]) == b"\x28\xb5\x2f\xfd",
+              hint=": it is zstd-compressed: decompress it (unzstd) or gzip it instead"),
+    Container("zlib", _sniff_zlib,
+              hint=": it looks like a raw zlib stream (gzip without its header): write it with gzip instead"),
+)
+
+
+def container_of(head, opened: bool = True):
+    """The `Container` that bytes starting with ``head`` are in (``opened``: only those opened),
+    or None."""
+    head = bytes(head[:16])
+    for c in CONTAINERS:
+        if (c.opener or not opened) and c.sniff(head):
+            return c
+    return None
 
 
 def file_filter() -> str:

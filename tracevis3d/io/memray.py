@@ -1,4 +1,5 @@
-"""memray captures (``python -m memray run -o out.bin``) as arrays: `load_memory`.
+"""memray captures (``python -m memray run -o out.bin``) as arrays: `load_memray`, the memray row's
+memory reader (`tracevis3d.io.formats`; `tracevis3d.io.load_memory` reads a file through the table).
 
 Two readers give the same `MemoryCapture`:
 
@@ -43,61 +44,73 @@ import os
 
 import numpy as np
 
-from ..errors import TraceFormatError
-from .memray_capture import (FIELDS, LZ4_MAGIC, MEMRAY_MAGIC, NATIVE_FIELDS, MemoryCapture, _assemble,
-                             _captured_stderr, _fail, _head_check, _memray_version, trie_of_tuples)
+from .memray_capture import (FIELDS, LZ4_MAGIC, MEMRAY_MAGIC, NATIVE_FIELDS, MemoryCapture, assemble,
+                             captured_stderr, fail, memray_version, check_head, trie_of_tuples)
 from .memray_live import MemrayLiveStream
-from .memray_own import _load_own, _own_reader_refuses, scan_bytes, scan_file
+from .memray_own import load_own, own_reader_refuses, refuse_damaged, scan_bytes, scan_file
 
-__all__ = ["MemoryCapture", "MemrayLiveStream", "load_memory", "scan_file", "scan_bytes", "MEMRAY_MAGIC", "LZ4_MAGIC"]
+__all__ = ["MemoryCapture", "MemrayLiveStream", "load_memray", "scan_file", "scan_bytes", "MEMRAY_MAGIC", "LZ4_MAGIC"]
 
 READERS = ("auto", "own", "memray")
 
 
-def load_memory(path, warn: bool = True, reader: str = "auto", limits=None) -> MemoryCapture:
-    """Read the memray capture at ``path`` into a `MemoryCapture` (module docstring).
+def load_memray(data, source: str = "<bytes>", limits=None, warn: bool = True, reader: str = "auto") -> MemoryCapture:
+    """The memray capture ``data`` (its bytes as memray wrote them; ``source`` names it, the file
+    it was read from) as a `MemoryCapture` (module docstring).
 
     ``reader``: "own" (`kernels.memray_scan`, memray 1.20's format), "memray"
-    (`memray.FileReader`), or "auto": ours for the captures it reads, else memray's.
+    (`memray.FileReader`, which reads the file ``source`` when it holds these bytes, else a
+    temporary copy), or "auto": ours for the captures it reads, else memray's.
     """
     if reader not in READERS:
         raise ValueError(f"reader must be one of {', '.join(READERS)}, not {reader!r}")
     from .limits import resolve_limits
 
     limits = resolve_limits(limits)
-    path = os.path.abspath(os.fspath(path))
-    if not os.path.isfile(path):
-        raise TraceFormatError(f"{path}: not a file")
-    from .chrome_memdump import load_memory_file, looks_like_chrome_json
-
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError:
-        head = b""  # `_head_check` says why in one line
-    if looks_like_chrome_json(head):  # Chrome JSON: its memory-infra dumps
-        return load_memory_file(path, limits, warn)
-    compressed, header_count = _head_check(path)
+    compressed, header_count = check_head(source, bytes(data[:64]))
     if reader != "memray":
-        why_not = _own_reader_refuses(path, compressed)
+        why_not = own_reader_refuses(data, compressed)
         if why_not is None:
-            return _load_own(path, limits, warn)
+            return load_own(data, source, limits, warn)
         if reader == "own":
-            _fail(path, "byte 0", f"{why_not}: load it with reader='memray' (memray.FileReader)")
-    return _load_with_filereader(path, header_count, limits)
+            fail(source, "byte 0", f"{why_not}: load it with reader='memray' (memray.FileReader)")
+    refuse_damaged(data, source, limits, compressed)  # memray's reader trusts what it reads
+    with _file_holding(data, source) as path:
+        return _load_with_filereader(path, source, len(data), header_count, limits)
 
 
-def _load_with_filereader(path: str, header_count: int, limits) -> MemoryCapture:
+@contextlib.contextmanager
+def _file_holding(data, source: str):
+    """A file holding ``data`` for memray's FileReader, which reads files: ``source`` when it is a
+    regular file of exactly these bytes (what `io.load_memory` reads), else a temporary copy,
+    removed afterwards."""
+    try:
+        same = os.path.isfile(source) and os.path.getsize(source) == len(data)
+    except (OSError, TypeError, ValueError):  # a name that is no path
+        same = False
+    if same:
+        yield source
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tv3d-memray-") as folder:
+        path = os.path.join(folder, "capture.bin")
+        with open(path, "wb") as f:
+            f.write(data)
+        yield path
+
+
+def _load_with_filereader(path: str, source: str, nbytes: int, header_count: int, limits) -> MemoryCapture:
     try:
         import memray  # noqa: F401
     except ImportError:
         raise ImportError("reading this memray capture needs memray: pip install 'tracevis3d[memory]' "
                           "(or pip install memray)") from None
-    with _captured_stderr() as err:
+    with captured_stderr() as err:
         import memray
 
         try:
-            reader = memray.FileReader(path)
+            reader = memray.FileReader(path)  # the file; messages name ``source``
             opened = None
         except (OSError, ValueError, RuntimeError, MemoryError) as e:
             reader, opened = None, e
@@ -106,20 +119,24 @@ def _load_with_filereader(path: str, header_count: int, limits) -> MemoryCapture
         if "does not look like" in msg or "header" in msg:
             msg = (f"memray {memray.__version__} cannot read it: not a capture, one of another memray version, or a "
                    f"compressed capture cut short ({msg})")
-        _fail(path, "byte 0", msg)
+        fail(source, "byte 0", msg)
     with contextlib.closing(reader):
-        md = reader.metadata
+        try:
+            md = reader.metadata
+        except (KeyError, ValueError, OverflowError, RuntimeError) as e:  # a header field memray has no name for
+            fail(source, "byte 0", f"memray {memray.__version__} cannot read its header: {type(e).__name__} {e} "
+                                   f"(a field out of range: the capture is damaged)")
         n_read = int(md.total_allocations)
         if err["text"].strip():
-            _fail(path, f"record {n_read}", f"memray stopped reading there: {err['text'].strip().splitlines()[0]} "
+            fail(source, f"record {n_read}", f"memray stopped reading there: {err['text'].strip().splitlines()[0]} "
                                             f"(the capture is damaged or cut short)")
         if header_count and n_read < header_count:
-            _fail(path, f"record {n_read}", f"the capture ends after {n_read:,} of the {header_count:,} records its "
+            fail(source, f"record {n_read}", f"the capture ends after {n_read:,} of the {header_count:,} records its "
                                             f"header announces (cut short)")
         if int(md.file_format) != 0:
-            _fail(path, "byte 0", "an aggregated capture (memray run --aggregate) holds no allocation records: "
+            fail(source, "byte 0", "an aggregated capture (memray run --aggregate) holds no allocation records: "
                                   "record it without --aggregate")
-        return _read(reader, md, path, limits)
+        return _read(reader, md, source, nbytes, limits)
 
 
 def _records(reader, native: bool) -> tuple:
@@ -163,23 +180,23 @@ def _frames_of(rec, native: bool, most: int) -> list:
     return st
 
 
-def _stack_tuples(path: str, first: dict, keys: list, native: bool, limits) -> tuple:
+def _stack_tuples(path: str, nbytes: int, first: dict, keys: list, native: bool, limits) -> tuple:
     """(frames of each stack key's first record, {thread id: name}): each stack at most
     ``limits.max_stack_depth`` frames and all of them at most `Limits.sample_calls` of the file's
     size (memray gives every stack whole, so deep stacks that share a prefix would cost stacks ×
     depth); a capture past either is refused in one line naming the limit."""
     most = limits.max_stack_depth
-    budget = limits.sample_calls(os.path.getsize(path))
+    budget = limits.sample_calls(nbytes)
     thread_name: dict = {}
     stack_tuples, total = [], 0
     for k in keys:
         r = first[k]
         frames = _frames_of(r, native, most)
         if len(frames) > most:
-            _fail(path, f"stack {len(stack_tuples):,}", f"a stack deeper than limits.max_stack_depth ({most:,})")
+            fail(path, f"stack {len(stack_tuples):,}", f"a stack deeper than limits.max_stack_depth ({most:,})")
         total += len(frames)
         if total > budget:
-            _fail(path, f"stack {len(stack_tuples):,}", f"the distinct stacks hold more than {budget:,} frames in all "
+            fail(path, f"stack {len(stack_tuples):,}", f"the distinct stacks hold more than {budget:,} frames in all "
                                                         f"(limits.sample_calls of the file's size)")
         stack_tuples.append([(str(fr[0]), str(fr[1] or ""), int(fr[2] or 0)) for fr in frames])
         try:
@@ -189,7 +206,7 @@ def _stack_tuples(path: str, first: dict, keys: list, native: bool, limits) -> t
     return stack_tuples, thread_name
 
 
-def _read(reader, md, path: str, limits) -> MemoryCapture:
+def _read(reader, md, path: str, nbytes: int, limits) -> MemoryCapture:
     """The `MemoryCapture` of a capture memray's `FileReader` opened."""
     native = bool(md.has_native_traces)
     rec, first = _records(reader, native)
@@ -199,8 +216,8 @@ def _read(reader, md, path: str, limits) -> MemoryCapture:
     snaps = list(reader.get_memory_snapshots())
     start_ms = md.start_time.timestamp() * 1000.0
     keys = list(first)
-    stack_tuples, thread_name = _stack_tuples(path, first, keys, native, limits)
-    return _assemble(
+    stack_tuples, thread_name = _stack_tuples(path, nbytes, first, keys, native, limits)
+    return assemble(
         path, address=address, size=size, allocator=allocator, tid=tid, skey=skey,
         keys=np.array(keys, np.uint64).reshape(len(keys), -1), stacks=trie_of_tuples(stack_tuples),
         thread_name=thread_name,
@@ -210,6 +227,6 @@ def _read(reader, md, path: str, limits) -> MemoryCapture:
         snap_pos=None, start_ms=start_ms, end_ms=max(md.end_time.timestamp() * 1000.0 - start_ms, 0.0),
         command_line=str(md.command_line), pid=int(md.pid), python_allocator=str(md.python_allocator),
         native=native, trace_python_allocators=bool(md.trace_python_allocators), main_tid=int(md.main_thread_id),
-        repairs={}, reader_name=f"memray.FileReader {_memray_version()}", warn=False)
+        repairs={}, reader_name=f"memray.FileReader {memray_version()}", warn=False)
 
 

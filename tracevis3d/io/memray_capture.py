@@ -1,5 +1,5 @@
 """A memray capture as arrays (`MemoryCapture`), and what every reader of captures shares: the
-format's magic numbers, one-line errors naming the file and position, and `_assemble`, which
+format's magic numbers, one-line errors naming the file and position, and `assemble`, which
 turns the records' columns into ranges, sites and stacks (`tracevis3d.io.memray`)."""
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import TraceFormatError
+from .formats import LZ4_MAGIC, MEMRAY_MAGIC  # noqa: F401  (the table's: memray's magic, its LZ4 frame's)
 
-
-MEMRAY_MAGIC = b"memray"
-LZ4_MAGIC = b"\x04\x22\x4d\x18"
 #: the header layout this reader checks the record count of (memray 1.x, header version 13):
 #: magic "memray\\0", int32 version, int32 Python version, bool native, uint8 format, uint64 n_allocations at byte 17
 HEADER_VERSION = 13
@@ -196,7 +194,7 @@ class StackFrames(Sequence):
 
 @dataclass
 class StackInput:
-    """What a reader gives `_assemble` of its stacks: distinct locations (``loc_function``,
+    """What a reader gives `assemble` of its stacks: distinct locations (``loc_function``,
     ``loc_file``, ``loc_line``), a trie of them (``node_loc``, ``node_parent``: parents first)
     and per stack key its innermost node and number of frames (``stack_node``, ``stack_len``)."""
 
@@ -284,12 +282,13 @@ def _short_file(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _fail(path: str, where: str, problem: str):
+def fail(path: str, where: str, problem: str):
+    """Raise the one-line `TraceFormatError` of a capture: the file, the position, the problem."""
     raise TraceFormatError(f"{path}: {where}: {' '.join(str(problem).split())}") from None
 
 
 @contextlib.contextmanager
-def _captured_stderr():
+def captured_stderr():
     """memray's C++ reader reports a damaged record on file descriptor 2 ("Memray ERROR: ...");
     that text is kept (it names the problem) instead of reaching the terminal."""
     buf = tempfile.TemporaryFile()
@@ -371,7 +370,7 @@ def _end_past_the_snapshots(end_ms: float, pos, snap_ms, n_placed: int, n: int, 
     return last_ms + step
 
 
-def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stacks, thread_name,
+def assemble(path: str, *, address, size, allocator, tid, skey, keys, stacks, thread_name,
               leaked_bytes, peak_bytes, n_allocations, snap_ms, snap_rss, snap_heap, snap_pos, start_ms, end_ms,
               command_line, pid, python_allocator, native, trace_python_allocators, main_tid, repairs,
               reader_name, warn, threads_complete=False) -> MemoryCapture:
@@ -425,8 +424,9 @@ def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stacks, t
     r_start = t_rec[idx]
     r_end = np.where(leaked, end_ms, t_rec[np.maximum(freed_by, 0)])
     r_end = np.maximum(r_end, r_start)
-    tids = np.array(sorted(thread_name), np.int64)
-    r_thread = _lookup(tids.astype(np.uint64)[:, None], tid[idx])
+    tid_order = sorted(thread_name)  # memray's thread ids are uint64: kept bit for bit (a view as int64)
+    tids = np.array(tid_order, np.uint64).view(np.int64)
+    r_thread = _lookup(tids.view(np.uint64)[:, None], tid[idx])
     hwm_ms = float(t_rec[at]) if at >= 0 else 0.0
 
     stack_site, site_function, site_file, site_line = _sites(stack_frames, frame_function, frame_file, frame_line)
@@ -461,37 +461,32 @@ def _assemble(path: str, *, address, size, allocator, tid, skey, keys, stacks, t
         frame_line=frame_line, site_function=site_function, site_file=site_file,
         site_line=site_line, site_start=np.where(np.isfinite(site_start), site_start, 0.0),
         site_end=site_end, site_bytes=site_bytes, site_count=site_count, thread_ids=tids,
-        thread_names=[thread_name[int(t)] or ("main thread" if int(t) == main_tid else f"thread {int(t)}")
-                      for t in tids],
+        thread_names=[thread_name[t] or ("main thread" if t == main_tid else f"thread {t}") for t in tid_order],
         snap_ms=snap_ms, snap_rss=snap_rss, snap_heap=snap_heap, hwm_ms=hwm_ms, clock=clock,
         meta={"repairs": repairs, "peak_bytes_paired": int(peak_pairs), "hwm_record": int(at),
-              "snapshots_placed": int(n_placed), "memray_version": _memray_version(), "reader": reader_name})
+              "snapshots_placed": int(n_placed), "memray_version": memray_version(), "reader": reader_name})
 
 
-def _head_check(path: str) -> tuple:
-    """(compressed, the record count the header announces or 0) from the first bytes; a file
-    that is neither a memray capture nor an LZ4 frame fails here (byte 0)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError as e:
-        _fail(path, "byte 0", f"cannot read it: {e.strerror or e}")
+def check_head(path: str, head: bytes) -> tuple:
+    """(compressed, the record count the header announces or 0) from a capture's first 64 bytes
+    ``head``; a file that is neither a memray capture nor an LZ4 frame fails here (byte 0)."""
     if not head:
-        _fail(path, "byte 0", "empty file, not a memray capture")
+        fail(path, "byte 0", "empty file, not a memray capture")
     if head.startswith(LZ4_MAGIC):
         if MEMRAY_MAGIC not in head[:40]:
-            _fail(path, "byte 0", "an LZ4 frame that does not hold a memray capture")
+            fail(path, "byte 0", "an LZ4 frame that does not hold a memray capture")
         return True, 0
     if not head.startswith(MEMRAY_MAGIC):
-        _fail(path, "byte 0", "not a memray capture (no 'memray' magic)")
+        fail(path, "byte 0", "not a memray capture (no 'memray' magic)")
     if len(head) < HEADER_COUNT_AT + 8:
-        _fail(path, f"byte {len(head)}", "the capture ends inside its header")
+        fail(path, f"byte {len(head)}", "the capture ends inside its header")
     version = struct.unpack_from("<i", head, 7)[0]
     count = struct.unpack_from("<Q", head, HEADER_COUNT_AT)[0] if version == HEADER_VERSION else 0
     return False, count
 
 
-def _memray_version() -> str:
+def memray_version() -> str:
+    """The installed memray's version ("?" when it cannot be told)."""
     try:
         import memray
 

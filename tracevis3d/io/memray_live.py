@@ -6,8 +6,8 @@ import threading
 import time
 
 from ..errors import TraceFormatError
-from .memray_capture import MEMRAY_MAGIC, _fail
-from .memray_own import _capture_of, scan_bytes
+from .memray_capture import MEMRAY_MAGIC, fail
+from .memray_own import capture_of, scan_bytes
 
 #: bytes asked of the socket at a time by the receiving thread
 RECV_BYTES = 1 << 20
@@ -138,13 +138,13 @@ class MemrayLiveStream:
         last byte arrived (``arrived_ms``, ms since the epoch; None: its last memory snapshot); safe
         in a worker thread (it reads only its arguments)."""
         if finished and len(data) < len(MEMRAY_MAGIC) + 1:
-            _fail(self.source, f"byte {len(data)}", "the peer closed the stream before memray's header")
+            fail(self.source, f"byte {len(data)}", "the peer closed the stream before memray's header")
         raw = scan_bytes(data, self.source, self.limits, partial=not finished)
         if raw is None:
             if finished:
-                _fail(self.source, f"byte {len(data)}", "the peer closed the stream inside memray's header")
+                fail(self.source, f"byte {len(data)}", "the peer closed the stream inside memray's header")
             return None
-        cap = _capture_of(raw, self.source, self.limits, warn, live=not finished, end_epoch_ms=arrived_ms)
+        cap = capture_of(raw, self.source, self.limits, warn, live=not finished, end_epoch_ms=arrived_ms)
         cap.meta["live"] = self.source
         cap.meta["running"] = not finished  # its "leaks" are what is held now
         return cap
@@ -184,6 +184,6 @@ class MemrayLiveStream:
 
 def _error(source: str, where: str, problem: str) -> TraceFormatError:
     try:
-        _fail(source, where, problem)
+        fail(source, where, problem)
     except TraceFormatError as e:
         return e

@@ -9,8 +9,8 @@ import struct
 import numpy as np
 
 from ..errors import TraceFormatError
-from .memray_capture import (HEADER_COUNT_AT, HEADER_VERSION, MEMRAY_MAGIC, MemoryCapture, StackInput, _assemble,
-                             _fail, _head_check, int32_lines)
+from .memray_capture import (HEADER_COUNT_AT, HEADER_VERSION, MEMRAY_MAGIC, MemoryCapture, StackInput, assemble,
+                             fail, check_head, int32_lines)
 
 
 # ----------------------------------------------------------------------------- our own reader
@@ -19,25 +19,27 @@ PYTHON_ALLOCATORS = {1: "pymalloc", 2: "pymalloc debug", 3: "malloc", 4: "unknow
                      6: "mimalloc debug"}
 #: memray's ``FileReader`` keeps at most this many memory snapshots (``max_memory_records``)
 MAX_SNAPSHOTS = 10000
+#: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
+INFLATE_STEP = 16 << 20
+#: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
+INFLATE_STEP = 16 << 20
 
 
-def _own_reader_refuses(path: str, compressed: bool):
-    """Why our reader does not read this capture (None: it does), from its first bytes."""
+def own_reader_refuses(data, compressed: bool):
+    """Why our reader does not read the capture ``data`` (None: it does), from its first bytes
+    (``compressed``: an LZ4 frame, `memray_capture.check_head`)."""
     if compressed:
         try:
             import lz4.frame  # noqa: F401
         except ImportError:
             return "a compressed capture needs the lz4 package (pip install lz4) for this reader"
-        with open(path, "rb") as f:
-            first = f.read(1 << 16)
+        first = bytes(data[:1 << 16])
         try:  # the header's first bytes, inflated from the frame's start
             head = lz4.frame.LZ4FrameDecompressor().decompress(first, max_length=HEADER_COUNT_AT)
         except RuntimeError:
             return None  # a damaged frame: our reader says where
         return _header_refuses(head) if head.startswith(MEMRAY_MAGIC) else None
-    with open(path, "rb") as f:
-        head = f.read(HEADER_COUNT_AT)
-    return _header_refuses(head)
+    return _header_refuses(bytes(data[:HEADER_COUNT_AT]))
 
 
 def _header_refuses(head: bytes):
@@ -60,7 +62,9 @@ def _header_refuses(head: bytes):
 
 def _inflate(path: str, data: bytes, limits) -> bytes:
     """memray's LZ4 frame inflated (at most ``limits.max_bytes``), fed in 1 MiB pieces so that a
-    damaged frame is named by the piece it fails in."""
+    damaged frame is named by the piece it fails in, and taken out at most `INFLATE_STEP` bytes
+    at a time (lz4 allocates the ``max_length`` it is given: 4 GiB asked at once failed under a
+    2 GiB address space, issue 78)."""
     import lz4.frame
 
     d = lz4.frame.LZ4FrameDecompressor()
@@ -69,29 +73,29 @@ def _inflate(path: str, data: bytes, limits) -> bytes:
     step = 1 << 20
     for at in range(0, len(data), step):
         try:
-            piece = d.decompress(data[at:at + step], max_length=limits.max_bytes + 1 - total)
+            piece = d.decompress(data[at:at + step], max_length=min(INFLATE_STEP, limits.max_bytes + 1 - total))
         except RuntimeError as e:
-            _fail(path, f"byte {at}", f"the LZ4 frame is damaged in the {min(step, len(data) - at):,} bytes from here "
+            fail(path, f"byte {at}", f"the LZ4 frame is damaged in the {min(step, len(data) - at):,} bytes from here "
                                       f"({e})")
         out.append(piece)
         total += len(piece)
         while not d.eof and not d.needs_input and total <= limits.max_bytes:
-            piece = d.decompress(b"", max_length=limits.max_bytes + 1 - total)
+            piece = d.decompress(b"", max_length=min(INFLATE_STEP, limits.max_bytes + 1 - total))
             out.append(piece)
             total += len(piece)
         if total > limits.max_bytes:
-            _fail(path, f"byte {at}", f"the capture inflates past limits.max_bytes ({limits.max_bytes:,} bytes)")
+            fail(path, f"byte {at}", f"the capture inflates past limits.max_bytes ({limits.max_bytes:,} bytes)")
         if d.eof:
             break
     if not d.eof:
-        _fail(path, f"byte {len(data)}", "the LZ4 frame ends before its end mark (a compressed capture cut short)")
+        fail(path, f"byte {len(data)}", "the LZ4 frame ends before its end mark (a compressed capture cut short)")
     return b"".join(out)
 
 
 def _header(path: str, buf: bytes, where) -> tuple:
     """memray's ``HeaderRecord`` (``RecordReader::readHeader``) as a dict and the offset after it."""
     def cut(at):
-        _fail(path, where(at), "the capture ends inside its header")
+        fail(path, where(at), "the capture ends inside its header")
 
     if len(buf) < 49:
         cut(len(buf))
@@ -101,7 +105,7 @@ def _header(path: str, buf: bytes, where) -> tuple:
     def string(at):
         q = buf.find(b"\0", at, at + (1 << 20))
         if q < 0:
-            cut(len(buf)) if len(buf) - at < (1 << 20) else _fail(path, where(at), "a header string without its end")
+            cut(len(buf)) if len(buf) - at < (1 << 20) else fail(path, where(at), "a header string without its end")
         return buf[at:q].decode("utf-8", "replace"), q + 1
 
     command_line, p = string(49)
@@ -179,24 +183,40 @@ def scan_file(path, limits=None) -> dict:
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise TraceFormatError(f"{path}: not a file")
-    compressed, _ = _head_check(path)
-    size_on_disk = os.path.getsize(path)
-    if size_on_disk > limits.max_bytes:
-        _fail(path, "byte 0", f"larger than limits.max_bytes ({limits.max_bytes:,} bytes)")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as e:
+        fail(path, "byte 0", f"cannot read it: {e.strerror or e}")
+    check_head(path, head)
+    if os.path.getsize(path) > limits.max_bytes:
+        fail(path, "byte 0", f"larger than limits.max_bytes ({limits.max_bytes:,} bytes)")
     with open(path, "rb") as f:
         data = f.read()
+    return scan_capture_bytes(data, path, limits)
+
+
+def scan_capture_bytes(data, source: str, limits) -> dict:
+    """`scan_file` of a whole capture's bytes as they are on disk (an LZ4 frame is inflated here;
+    its first bytes `memray_capture.check_head` checked)."""
+    compressed, _ = check_head(source, bytes(data[:64]))
+    if len(data) > limits.max_bytes:
+        fail(source, "byte 0", f"larger than limits.max_bytes ({limits.max_bytes:,} bytes)")
+    data = bytes(data)
     if compressed:
-        data = _inflate(path, data, limits)
+        data = _inflate(source, data, limits)
         if not data.startswith(MEMRAY_MAGIC + b"\0"):
-            _fail(path, "byte 0", "an LZ4 frame that does not hold a memray capture")
-    return scan_bytes(data, path, limits, inflated=compressed)
+            fail(source, "byte 0", "an LZ4 frame that does not hold a memray capture")
+    return scan_bytes(data, source, limits, inflated=compressed)
 
 
-def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial: bool = False) -> dict:
+def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial: bool = False,
+               native: bool = False) -> dict:
     """`scan_file` of a capture's bytes (``inflated``: they came out of an LZ4 frame, positions are
     named in them).  ``partial``: the bytes that have arrived so far of a stream still being
     written (memray's live mode): a record cut by their end is left for later; None while the
-    header itself is incomplete."""
+    header itself is incomplete.  ``native``: any capture of this format version, ``--native`` ones
+    and those of older Pythons too (only checked: `refuse_damaged`)."""
     from ..kernels.memray_scan import BAD_STRING, CUT, MESSAGES, OK, scan_capture
 
     def where(at):
@@ -204,9 +224,9 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
 
     if partial and len(data) < HEADER_COUNT_AT:
         return None
-    why_not = _header_refuses(data[:HEADER_COUNT_AT])
+    why_not = None if native else _header_refuses(data[:HEADER_COUNT_AT])
     if why_not is not None:
-        _fail(source, where(7), f"{why_not}: load it with reader='memray' (memray.FileReader)")
+        fail(source, where(7), f"{why_not}: load it with reader='memray' (memray.FileReader)")
     if partial:
         try:
             head, start = _header(source, data, where)
@@ -222,7 +242,7 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
     buf = np.frombuffer(data, np.uint8)
     header_count = int(head["n_allocations"])
     cap_hint = header_count if 0 < header_count <= end else max(end // 4, 16)
-    scan = scan_capture(buf, start, end, False, cap_hint, limits.max_events, limits.max_stack_depth,
+    scan = scan_capture(buf, start, end, bool(head["native"]), cap_hint, limits.max_events, limits.max_stack_depth,
                         limits.max_name_chars)
     status, err_at, stop_at = scan[0], scan[1], scan[2]
     if partial and status == BAD_STRING and 0 <= end - err_at <= 2 * limits.max_name_chars + 64:
@@ -233,13 +253,33 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
         status, err_at, stop_at = scan[0], scan[1], scan[2]
     n = scan[4][0].shape[0]
     if status != OK:
-        _fail(source, where(err_at), f"record {n:,}: {MESSAGES[status]}")
+        fail(source, where(err_at), f"record {n:,}: {MESSAGES[status]}")
     if header_count and n != header_count:
-        _fail(source, where(stop_at), f"the capture holds {n:,} allocation records where its header announces "
+        fail(source, where(stop_at), f"the capture holds {n:,} allocation records where its header announces "
                                       f"{header_count:,} (cut short or damaged)")
     if header_count and not scan[3]:  # a finished capture (its header counts the records) ends with a trailer
-        _fail(source, where(stop_at), "the capture ends without its trailer (cut short)")
+        fail(source, where(stop_at), "the capture ends without its trailer (cut short)")
     return {"header": head, "data": data, "scan": scan}
+
+
+def refuse_damaged(data, source: str, limits, compressed: bool) -> None:
+    """Before memray's FileReader reads a capture (``--native`` ones, or ``reader='memray'``): a
+    capture of the format version ours reads has its records scanned by ours (native stacks too,
+    `scan_bytes`), and a damaged one is refused in one line; an aggregated one is refused from its
+    header.  memray's C++ reader trusts its input: a context switch to thread 0 corrupted its heap
+    (a crash of the process, issue 78's fuzzer).  Other versions go to memray as they are (it
+    reads only its own, and says so)."""
+    raw = bytes(data)
+    if compressed:
+        raw = _inflate(source, raw, limits)
+    if len(raw) < HEADER_COUNT_AT or not raw.startswith(MEMRAY_MAGIC + b"\0"):
+        return
+    if struct.unpack_from("<i", raw, 7)[0] != HEADER_VERSION:
+        return
+    if raw[16] != 0:
+        fail(source, "byte 16", "an aggregated capture (memray run --aggregate) holds no allocation records: "
+                                "record it without --aggregate")
+    scan_bytes(raw, source, limits, inflated=compressed, native=True)
 
 
 def _code_rows(co_id: np.ndarray, fr_code: np.ndarray) -> np.ndarray:
@@ -296,11 +336,12 @@ def _stack_input(data: bytes, codes, frames, nodes, keys, key_tid, main_tid: int
                       node_loc.astype(np.int64), node_parent, stack_node, stack_len.astype(np.int64))
 
 
-def _load_own(path: str, limits, warn: bool) -> MemoryCapture:
-    return _capture_of(scan_file(path, limits), path, limits, warn)
+def load_own(data, source: str, limits, warn: bool) -> MemoryCapture:
+    """The `MemoryCapture` our reader makes of the capture ``data`` (its bytes on disk)."""
+    return capture_of(scan_capture_bytes(data, source, limits), source, limits, warn)
 
 
-def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False,
+def capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False,
                 end_epoch_ms: float | None = None) -> MemoryCapture:
     """The `MemoryCapture` of `scan_bytes`'s records (``live``: of a stream still running, whose
     missing trailer is no repair; ``end_epoch_ms``: when its last byte arrived, ms since the epoch,
@@ -338,7 +379,7 @@ def _capture_of(raw: dict, path: str, limits, warn: bool, live: bool = False,
     if m_pos.size > MAX_SNAPSHOTS:
         stride = -(-m_pos.size // MAX_SNAPSHOTS)
         m_pos, m_rss, m_ms = m_pos[::stride], m_rss[::stride], m_ms[::stride]
-    return _assemble(
+    return assemble(
         path, address=address, size=size, allocator=allocator, tid=tid, skey=stack_id,
         keys=keys.reshape(-1, 1), stacks=stacks, thread_name=thread_name, leaked_bytes=None,
         peak_bytes=None, n_allocations=n, snap_ms=m_ms.astype(np.float64), snap_rss=m_rss.astype(np.int64),

@@ -248,8 +248,9 @@ def _file_size(path) -> int:
 
 
 def load_native(path, *, limits: Limits | None = None, source: str | None = None, mmap: bool | None = None,
-                window: tuple | None = None) -> Trace:
-    """Read a native file (a path, or a seekable binary file object) into a
+                window: tuple | None = None, **_common) -> Trace:
+    """Read a native file (a path, a seekable binary file object, or the file's bytes: the format
+    table's loader and in-place reader, `io.formats`) into a
     validated `Trace`: nothing it holds is trusted.  Every member must be stored
     (no compression, so nothing inflates), every array must have its .npy
     header's dtype, a 1-D shape and exactly the bytes it declares, the header
@@ -270,6 +271,8 @@ def load_native(path, *, limits: Limits | None = None, source: str | None = None
     the command line): a mapped file that another program cuts short kills the process when a
     page past its new end is touched, and inside Blender that is the user's whole session."""
     lim = resolve_limits(limits)
+    if not isinstance(path, (str, os.PathLike)) and not hasattr(path, "read"):  # the file's bytes
+        path = io.BytesIO(bytes(path))
     source = source if source is not None else (os.fspath(path) if not hasattr(path, "read") else "<native>")
     if mmap is None:
         # large files, and those over the read limit (they could not be read at all)

@@ -15,20 +15,16 @@ from __future__ import annotations
 import json
 import os
 import stat
-import zlib
 
 from ..model import TraceFormatError
-from .formats import COMPACT_MAGIC as _COMPACT_MAGIC
-from .formats import GZIP_MAGIC as _GZIP_MAGIC
-from .formats import HEAD_BYTES, Head, detect
-from .formats import ZIP_MAGIC as _ZIP_MAGIC
+from .formats import CONTAINERS, HEAD_BYTES, IN_PLACE_HEAD_BYTES, Head, detect, fallback, in_place_format, resolve
 
 FULL_PARSE_BYTES = 1 << 20   # files up to this size are parsed whole by Python's json
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
 
-__all__ = ["check_trace_file", "check_trace_bytes", "format_of_file", "is_native_file", "HEAD_BYTES",
-           "FULL_PARSE_BYTES"]
+__all__ = ["check_trace_file", "check_trace_bytes", "check_json_events", "format_of_file", "is_native_file",
+           "content_hint", "HEAD_BYTES", "FULL_PARSE_BYTES"]
 
 
 def _stat(path: str) -> int | None:
@@ -56,15 +52,12 @@ def _read_head(path: str, size: int) -> tuple[bytes, bool]:
     return data, len(data) >= size
 
 
-def _gunzip_head(data: bytes, path: str, whole_file: bool) -> tuple[bytes, bool]:
-    """Inflate at most FULL_PARSE_BYTES + 1 bytes of a gzip file: (bytes, all of it)."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = d.decompress(data, FULL_PARSE_BYTES + 1)
-    except zlib.error as e:
-        raise TraceFormatError(f"{path}: corrupt gzip data at the start of the file: {e}") from None
-    complete = whole_file and d.eof and len(out) <= FULL_PARSE_BYTES
-    return out, complete
+def _open_head(data: bytes, path: str, whole: bool) -> tuple:
+    """The first bytes with their wrapper opened (`containers.open_head`, at most
+    `FULL_PARSE_BYTES` + 1 of them): (bytes, all of it, what positions are in)."""
+    from .containers import open_head
+
+    return open_head(data, path, whole, FULL_PARSE_BYTES)
 
 
 def _first_char(text: bytes) -> int:
@@ -79,8 +72,9 @@ def content_hint(head) -> str:
     said after the "not a Chrome trace" / "invalid JSON" messages: ": the file is UTF-16 text …;
     save it as UTF-8" for a UTF-16 or UTF-32 byte order mark or UTF-16 without one (a NUL beside
     its first ``{`` or ``[``: PowerShell's ``>``, some Windows editors); a compressed stream that
-    is not gzip (bzip2, xz, zstd, raw zlib) or gzip inside gzip; a damaged Perfetto protobuf trace
-    (binary, its first packet's tag 0x0A, which the format table did not recognise).  "" otherwise."""
+    is not gzip (bzip2, xz, zstd, raw zlib) or gzip inside gzip (the wrappers' table,
+    `formats.CONTAINERS`); a damaged Perfetto protobuf trace (binary, its first packet's tag 0x0A,
+    which the format table did not recognise).  "" otherwise."""
     head = bytes(head[:16])
     for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
                       (b"\xfe\xff", "UTF-16")):
@@ -88,14 +82,9 @@ def content_hint(head) -> str:
             return f": the file is {name} text (byte order mark {bom.hex(' ').upper()}); save it as UTF-8"
     if len(head) >= 2 and ((head[0:1] in (b"{", b"[") and head[1] == 0) or (head[0] == 0 and head[1:2] in (b"{", b"["))):
         return ": the file looks like UTF-16 text (a NUL byte beside every character); save it as UTF-8"
-    for magic, what in ((_GZIP_MAGIC, "gzip data again (compressed twice?): gunzip it once and load that"),
-                        (b"BZh", "bzip2-compressed: decompress it (bunzip2) or gzip it instead"),
-                        (b"\xfd7zXZ\x00", "xz-compressed: decompress it (unxz) or gzip it instead"),
-                        (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it (unzstd) or gzip it instead")):
-        if head.startswith(magic):
-            return f": it is {what}"
-    if len(head) >= 2 and head[0] == 0x78 and head[1] in (0x01, 0x5E, 0x9C, 0xDA) and (head[0] * 256 + head[1]) % 31 == 0:
-        return ": it looks like a raw zlib stream (gzip without its header): write it with gzip instead"
+    for c in CONTAINERS:
+        if c.sniff(head):
+            return c.hint
     if len(head) >= 4 and head[0] == 0x0A and head[1] and any(c < 9 for c in head[1:]):
         return (": it may be a damaged Perfetto protobuf trace (.pftrace, .perfetto-trace): its first packet is "
                 "not a valid TracePacket")
@@ -184,24 +173,20 @@ def _check_first_event(d: _Doc, kind: str) -> None:
                    f"event, which starts at {d.where(first)}: no complete event")
 
 
-def _native_head(data: bytes) -> bool:
-    """Do these first bytes start a native (zip) or compact file?"""
-    return data.startswith(_ZIP_MAGIC) or data.startswith(_COMPACT_MAGIC)
-
-
 def is_native_file(path) -> bool:
-    """Is ``path`` a native or compact file, by its first bytes?  Loading one reads arrays and
-    checks the tree, no JSON scanner (what the progress announces, `kernel_cache.STEP_KERNELS`).
-    False for a pipe or a device (never peeked at: a peek would take its bytes from the load)
-    and for a file that cannot be read (the load says why)."""
+    """Is ``path`` a native or compact file (the table's ``kind`` "native"), by its first bytes?
+    Loading one reads arrays and checks the tree, no JSON scanner (what the progress announces,
+    `kernel_cache.STEP_KERNELS`).  False for a pipe or a device (never peeked at: a peek would
+    take its bytes from the load) and for a file that cannot be read (the load says why)."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         return False
     try:
         with open(path, "rb") as f:
-            return _native_head(f.read(len(_COMPACT_MAGIC)))
+            fmt = detect(Head(f.read(IN_PLACE_HEAD_BYTES)))
     except OSError:
         return False
+    return fmt is not None and fmt.kind == "native"
 
 
 def format_of_file(path):
@@ -211,10 +196,8 @@ def format_of_file(path):
     if not os.path.isfile(path):
         return None
     try:
-        size = os.path.getsize(path)
-        data, whole = _read_head(path, size)
-        if data.startswith(_GZIP_MAGIC):
-            data, whole = _gunzip_head(data, path, whole)
+        data, whole = _read_head(path, os.path.getsize(path))
+        data, whole, _ = _open_head(data, path, whole)
     except (OSError, TraceFormatError):
         return None
     return detect(Head(data, whole=whole, name=path))
@@ -223,21 +206,30 @@ def format_of_file(path):
 def check_trace_bytes(data: bytes, whole: bool, source: str = "<bytes>", in_what: str = "") -> None:
     """Check the first bytes of a trace (``whole``: they are all of it); see the module doc.
 
-    ``in_what``: said after a byte position (" of the decompressed data" for gzip)."""
-    if _native_head(data):
-        return  # the native or compact format: its loader checks its header
+    ``in_what``: said after a byte position (" of the decompressed data" for gzip).  The format
+    the table recognises (else `formats.fallback`'s) is checked by its quick check
+    (`Format.quick_check`); a format read in place is left to its reader."""
+    if in_place_format(data) is not None:
+        return  # the native file or another zip: its reader checks it where it lies
     i = _first_char(data)
     if i >= len(data):
         if whole:
             raise TraceFormatError(f"{source}: empty file, no trace events (it ends at "
                                    f"{_where(data, len(data), in_what)})")
         return
-    fmt = detect(Head(data, whole=whole, name=source))
-    if fmt is not None and not fmt.readable:
+    fmt = detect(Head(data, whole=whole, name=source)) or fallback()
+    if not fmt.readable:
         raise TraceFormatError(f"{source}: a {fmt.title} file, which TraceVis3D recognises but does not read: "
                                f"{fmt.why_not}")
-    if fmt is not None and fmt.key != "chrome":
-        return  # another format: its loader checks it
+    if fmt.quick_check:  # else its loader checks it
+        resolve(fmt.quick_check)(data, whole, source, in_what)
+
+
+def check_json_events(data: bytes, whole: bool, source: str = "<bytes>", in_what: str = "") -> None:
+    """Chrome JSON's quick check (the fallback's: bytes no format recognises): bytes that are no
+    JSON at all are no trace in any format; a whole file's JSON must hold an event object and not
+    end inside its first event (module docstring)."""
+    i = _first_char(data)
     c = data[i:i + 1]
     if c not in (b"{", b"["):
         snippet = data[i:i + 40].decode("utf-8", "replace").replace("\n", "\\n")
@@ -268,9 +260,6 @@ def check_trace_file(path) -> str:
     if size == 0:
         raise TraceFormatError(f"{path}: empty file, no trace events (it ends at {_where(b'', 0)})")
     data, whole = _read_head(path, size)
-    in_what = ""
-    if data.startswith(_GZIP_MAGIC):
-        data, whole = _gunzip_head(data, path, whole)
-        in_what = " of the decompressed data"
+    data, whole, in_what = _open_head(data, path, whole)
     check_trace_bytes(data, whole, path, in_what)
     return path
