@@ -23,13 +23,36 @@ DATA = REPO / "tests" / "data" / "formats"
 
 
 def test_every_loader_and_writer_named_exists():
+    """Every function a row names (loader, writer, memory reader, in-place reader, sample,
+    conventions, quick check) exists; so do the wrappers' openers."""
     for f in FORMATS:
-        for path in (f.loader, f.writer):
+        for path in (f.loader, f.writer, f.memory, f.in_place, f.sample, f.quick_check, *f.conventions):
             if path:
                 mod, _, fn = path.partition(":")
                 assert callable(getattr(importlib.import_module(f"tracevis3d.io.{mod}"), fn)), (f.key, path)
         assert f.readable or f.why_not, f"{f.key}: recognised, not read, and no word on why"
     assert len({f.key for f in FORMATS}) == len(FORMATS)
+    for c in formats.CONTAINERS:
+        for path in (c.opener, c.head_opener):
+            if path:
+                mod, _, fn = path.partition(":")
+                assert callable(getattr(importlib.import_module(f"tracevis3d.io.{mod}"), fn)), (c.key, path)
+        assert c.opener or c.hint, c.key
+    assert formats.fallback().readable and formats.fallback(memory=True).memory
+
+
+def test_memory_captures_are_rows_that_read(tmp_path):
+    """A memray capture and Chrome JSON are told apart by the table's memory rows; what no memory
+    row claims goes to the memray reader, which says why it is no capture."""
+    from tracevis3d.io.formats import MEMRAY_MAGIC, by_key
+
+    assert detect(Head(MEMRAY_MAGIC + bytes(60)), memory=True) is by_key("memray")
+    assert detect(Head(b'{"traceEvents": []}'), memory=True) is by_key("chrome")
+    assert detect(Head(b"main;work 3\n"), memory=True) is None
+    p = tmp_path / "x.txt"
+    p.write_bytes(b"main;work 3\n")
+    with pytest.raises(TraceFormatError, match="not a memray capture"):
+        tracevis3d.load_memory(p)
 
 
 def test_every_readable_format_has_a_warmup_sample_that_only_its_sniffer_claims():
