@@ -144,19 +144,114 @@ def group_by_key(key, n_keys):
 
 
 @njit(cache=True, nogil=True)
+def _precedes(a, b, start, end, order_key):
+    """Call ``a`` comes strictly before call ``b`` in (start asc, end desc, order_key asc)."""
+    sa = start[a]
+    sb = start[b]
+    if sa != sb:
+        return sa < sb
+    ea = end[a]
+    eb = end[b]
+    if ea != eb:
+        return ea > eb
+    return order_key[a] < order_key[b]
+
+
+@njit(cache=True, nogil=True)
+def _run_shape(idx, lo, hi, start, end, order_key):
+    """How the calls ``idx[lo:hi]`` (one thread, in input order) stand: 1 when already strictly
+    in (start asc, end desc, order_key asc) order, 2 when not but their ends never decrease
+    (calls listed as they end, each after the calls it encloses: post-order, as VizTracer and
+    other tracers that write a call when it returns), else 0.  One pass, left early."""
+    pre = True
+    post = True
+    for k in range(lo + 1, hi):
+        a = idx[k - 1]
+        b = idx[k]
+        if pre and not _precedes(a, b, start, end, order_key):
+            pre = False
+        if post and end[b] < end[a]:
+            post = False
+        if not (pre or post):
+            return 0
+    return 1 if pre else 2
+
+
+@njit(cache=True, nogil=True)
+def _preorder_from_postorder(idx, lo, hi, start, end, order_key):
+    """Put ``idx[lo:hi]`` (one thread's calls in post-order: each after the calls it encloses)
+    into pre-order in O(n), or return False with ``idx`` unchanged.
+
+    Read backwards, post-order is the pre-order of the mirrored tree (a call before its
+    children, the children last to first), so a stack of the calls still open gives each
+    call's enclosing call (the nearest one whose [start, end] holds its own).  Subtree sizes
+    are summed forwards (children before their parent), and positions handed out backwards:
+    the roots from the end of the run, each child at the end of what is left of its parent's
+    range.  The result is accepted only when it is strictly in (start asc, end desc,
+    order_key asc) order: a strict order of distinct keys is the one and only sorted order,
+    the same permutation the merge sort of `preorder_sort` gives.  Anything else (overlaps,
+    equal keys, input not in post-order) returns False and the caller sorts."""
+    m = hi - lo
+    seg = idx[lo:hi].copy()
+    par = np.empty(m, np.int32)
+    size = np.ones(m, np.int32)  # subtree sizes, then the next free end inside each call's range
+    stack = np.empty(m, np.int32)
+    sp = 0
+    for j in range(m - 1, -1, -1):
+        x = seg[j]
+        sx = start[x]
+        ex = end[x]
+        while sp > 0:
+            p = seg[stack[sp - 1]]
+            if start[p] <= sx and ex <= end[p]:
+                break
+            sp -= 1
+        par[j] = stack[sp - 1] if sp > 0 else -1
+        stack[sp] = j
+        sp += 1
+    for j in range(m):
+        if par[j] >= 0:
+            size[par[j]] += size[j]
+    root_end = m
+    for j in range(m - 1, -1, -1):
+        p = par[j]
+        if p < 0:
+            pos = root_end - size[j]
+            root_end = pos
+        else:
+            pos = size[p] - size[j]
+            size[p] = pos
+        if pos < 0 or pos >= m:
+            idx[lo:hi] = seg
+            return False
+        idx[lo + pos] = seg[j]
+        size[j] = pos + size[j]
+    for k in range(lo + 1, hi):
+        if not _precedes(idx[k - 1], idx[k], start, end, order_key):
+            idx[lo:hi] = seg
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def preorder_sort(thread, start, end, order_key, n_threads):
     """Permutation that sorts calls by (thread, start asc, end desc, order_key asc).
 
     With intervals that nest, this order is the depth-first pre-order (a parent
     starts no later and ends no earlier than its children; file order breaks
-    exact ties).  A counting sort by thread, then per thread a merge sort by
-    start and a fix-up of the runs of equal start.  O(n log n), no 4-key lexsort.
+    exact ties).  A counting sort by thread, then per thread: nothing more when the
+    thread's calls are in that order already (`_run_shape`), an O(n) rebuild when they
+    come in post-order (`_preorder_from_postorder`), else a merge sort by start and a
+    fix-up of the runs of equal start.  O(n log n) at worst, no 4-key lexsort.
     """
     idx, counts = group_by_key(thread, n_threads)
     for t in range(n_threads):
         lo = counts[t]
         hi = counts[t + 1]
         if hi - lo < 2:
+            continue
+        shape = _run_shape(idx, lo, hi, start, end, order_key)
+        if shape == 1 or (shape == 2 and _preorder_from_postorder(idx, lo, hi, start, end, order_key)):
             continue
         seg = idx[lo:hi].copy()
         o = np.argsort(start[seg], kind="mergesort")
