@@ -4,7 +4,9 @@ Each seed builds one input: a class of tests/support/hostile_cases.py at a rando
 a gzip oddity, a tampered native file, or a valid trace with random damage
 (cuts, byte flips, long or surrogate names, numeric edges, deep nesting, missing
 commas, trailing data, bad args); a real recording of tests/data/formats damaged in its
-structure (``structured``: tests/support/fuzz_structured.py); issue 20's classes: a hostile compact file (counts that
+structure (``structured``: tests/support/fuzz_structured.py); a memray capture, a Chrome
+memory-infra dump or a live memray stream from a loopback peer, damaged in their structure
+(``memray``, ``memdump``, ``memlive``: tests/support/fuzz_memory.py); issue 20's classes: a hostile compact file (counts that
 wrap int64, a declared raw size 0 over a zlib bomb, DAG and depth bombs, header and
 metadata bombs, byte flips), a user regex (catastrophic for a backtracking engine, or
 needing backtracking) searched over a trace, and a trace whose names collide under the
@@ -150,7 +152,10 @@ FORMAT_CASE_MODULES = ("hostile_profiles", "hostile_text_formats", "hostile_perf
 
 #: the kinds of input `build` draws from (a seed picks one; ``kinds=`` narrows the draw)
 KINDS = ("case", "gzip", "native", "damage", "damage", "damage", "compact", "compact", "regex", "cone", "output",
-         "format", "format", "name", "structured", "structured")
+         "format", "format", "name", "structured", "structured", "memray", "memdump", "memlive")
+
+#: the memory captures' kinds (issue 78: tests/support/fuzz_memory.py), read as the memory view reads them
+MEMORY_KINDS = ("memray", "memdump", "memlive")
 
 
 def format_cases() -> list:
@@ -286,6 +291,10 @@ def build(seed: int, kinds=None):
 
     rng = random.Random(seed)
     kind = rng.choice(list(kinds or KINDS))
+    if kind in MEMORY_KINDS:  # memory captures damaged in their structure, a live peer (fuzz_memory.py)
+        import fuzz_memory
+
+        return fuzz_memory.build(rng, kind)
     if kind == "structured":  # the real recordings, parsed and damaged in their structure (fuzz_structured.py)
         import fuzz_structured
 
@@ -398,6 +407,10 @@ tracevis3d.compare(warm, warm, tau=0.5)
 from tracevis3d.warmup_formats import load_every_format
 load_every_format()  # every reader's kernels, outside the alarms too
 fz.warm_damaged_paths(os.path.dirname(path))
+kinds = os.environ.get("TV3D_KINDS", "").split()
+if not kinds or set(kinds) & set(fz.MEMORY_KINDS):
+    import fuzz_memory
+    fuzz_memory.warm()  # the memray kernels and the memory layout, outside the alarms too
 for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
     try:
         data, opts, label = fz.build(seed, os.environ.get("TV3D_KINDS", "").split() or None)
@@ -412,7 +425,13 @@ for seed in range(int(os.environ["TV3D_FIRST"]), int(os.environ["TV3D_LAST"])):
     cone = opts.pop("__cone", False)
     output = opts.pop("__output", None)
     name = opts.pop("__name", None)
+    memory = opts.pop("__memory", False)
+    live = opts.pop("__live", None)
     try:
+        if memory or live is not None:
+            import fuzz_memory
+            raise fz.Done(fuzz_memory.live_case(data, live) if live is not None else
+                          fuzz_memory.memory_case(path, opts))
         if output is not None:
             res = fz.output_case(output, opts["__n"], opts["__seed"], os.path.dirname(path))
             raise fz.Done(res)

@@ -5,6 +5,7 @@ module asks first).  A missing memray skips the tests that need it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -87,8 +88,39 @@ DEEP_JSON_PROGRAM = textwrap.dedent('''
     print(len(kept))
 ''')
 
+#: the program of the fuzzer's seed captures (tests/data/memray/, `record_fuzz_seeds`): small (20 to
+#: 100 kB), yet every record type the reader reads: three named threads, recursion up to 12 frames,
+#: frees, JSON text, code objects of several files
+SEED_PROGRAM = textwrap.dedent('''
+    import json, threading
+    def rec(n, acc):
+        if n == 0:
+            acc.append([bytearray(100 + i) for i in range(20)])
+            return
+        rec(n - 1, acc)
+    def work(k):
+        acc = []
+        for i in range(30):
+            rec(5 + (i % 7), acc)
+            s = json.dumps({"k": k, "v": list(range(i))})
+            if i % 3:
+                acc.pop()
+        return len(s)
+    ts = [threading.Thread(target=work, args=(k,), name=f"w{k}") for k in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    keep = [work(9) for _ in range(2)]
+''')
+
+#: the fuzzer's seed captures: file name -> memray run options
+FUZZ_SEEDS = {"seed.bin": [], "seed-raw.bin": ["--no-compress"], "seed-pyalloc.bin": ["--trace-python-allocators"],
+              "seed-native.bin": ["--native"], "seed-aggregate.bin": ["--aggregate"]}
+
 #: name -> (memray run arguments after ``-o CAPTURE``)
 PROGRAMS = {
+    "seed": ["seed_program.py"],
     "pydoc": ["-m", "pydoc", "-w", "email.message"],
     "json": ["json_heavy.py"],
     "pool": ["thread_pool.py"],
@@ -114,7 +146,8 @@ def record(name: str, folder: str, extra=()) -> str:
     if not memray_available():
         pytest.skip("memray is not installed (pip install memray): the memory view's captures need it")
     os.makedirs(folder, exist_ok=True)
-    for fname, text in (("json_heavy.py", JSON_PROGRAM), ("thread_pool.py", POOL_PROGRAM)):
+    for fname, text in (("json_heavy.py", JSON_PROGRAM), ("thread_pool.py", POOL_PROGRAM),
+                        ("seed_program.py", SEED_PROGRAM)):
         with open(os.path.join(folder, fname), "w") as f:
             f.write(text)
     out = os.path.join(folder, f"{name}.bin")
@@ -125,6 +158,22 @@ def record(name: str, folder: str, extra=()) -> str:
             if os.path.exists(out):
                 os.remove(out)  # not left for a later caller to take as a capture
             raise RuntimeError(f"memray run failed ({r.returncode}): {r.stderr[-2000:]}")
+    return out
+
+
+def record_fuzz_seeds(folder: str) -> list:
+    """`SEED_PROGRAM` recorded once per `FUZZ_SEEDS` entry into ``folder`` (the shipped
+    tests/data/memray/ was made so: ``python -c "import memray_captures as m;
+    m.record_fuzz_seeds('tests/data/memray')"`` from tests/support); the paths."""
+    out = []
+    folder = os.path.abspath(folder)
+    for fname, extra in FUZZ_SEEDS.items():
+        work = os.path.join(folder, "recording")
+        path = record("seed", work, extra)
+        target = os.path.join(folder, fname)
+        os.replace(path, target)
+        out.append(target)
+        shutil.rmtree(work)
     return out
 
 

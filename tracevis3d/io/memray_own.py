@@ -23,6 +23,8 @@ MAX_SNAPSHOTS = 10000
 INFLATE_STEP = 16 << 20
 #: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
 INFLATE_STEP = 16 << 20
+#: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
+INFLATE_STEP = 16 << 20
 
 
 def own_reader_refuses(data, compressed: bool):
