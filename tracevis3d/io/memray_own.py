@@ -21,10 +21,6 @@ PYTHON_ALLOCATORS = {1: "pymalloc", 2: "pymalloc debug", 3: "malloc", 4: "unknow
 MAX_SNAPSHOTS = 10000
 #: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
 INFLATE_STEP = 16 << 20
-#: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
-INFLATE_STEP = 16 << 20
-#: the most bytes one call of lz4's decompressor gives (and allocates) when a capture is inflated
-INFLATE_STEP = 16 << 20
 
 
 def own_reader_refuses(data, compressed: bool):
