@@ -315,3 +315,36 @@ def test_lane_busy_in_one_pass_is_the_bincount_of_self_times():
         want = np.bincount(lane, weights=st, minlength=3)[:3]
         got = lane_busy_times(tr.start, tr.end, tr.end_index, tr.kind, idx, idx.size == len(tr), lane, 3, KIND_WAIT)
         assert np.array_equal(got, want) and (tr.kind[idx] == KIND_WAIT).any()
+
+
+def test_the_overview_on_several_threads_draws_the_figure_of_one(monkeypatch):
+    """`overview_pool.in_parts` (the occupancy grid and the measure's maxima in parts on a pool)
+    on three threads, every part small: the figure of one thread, array for array."""
+    import dataclasses
+
+    from tracevis3d.layout import icicle, icicle_measure, overview_pool
+    from tracevis3d.layout.params import IcicleParams
+
+    monkeypatch.setattr(icicle, "GATHERED_MAX_CALLS", 0)  # the drawn calls read in place (a 10^8 figure's)
+    monkeypatch.setattr(overview_pool, "MIN_PARALLEL_CALLS", 0)
+    monkeypatch.setattr(icicle, "OCCUPANCY_CHUNK", 997)
+    monkeypatch.setattr(icicle_measure, "MEASURE_CHUNK", 1009)
+    tr = tracevis3d.synthetic(20000, threads=3, seed=9)
+
+    def arrays(n_threads):
+        monkeypatch.setenv("TRACEVIS3D_LAYOUT_THREADS", str(n_threads))
+        spec = icicle.icicle_layout(tr, IcicleParams())
+        out = {"meta": repr(sorted(spec.meta.items())), "labels": repr(spec.labels.texts)}
+        for k, layer in enumerate(spec.layers):
+            for f in dataclasses.fields(layer):
+                v = getattr(layer, f.name)
+                for name, a in (v.items() if isinstance(v, dict) else [("", v)]):
+                    out[f"{k}.{f.name}.{name}"] = a
+        return out
+
+    one, three = arrays(1), arrays(3)
+    assert one.keys() == three.keys()
+    for k in one:
+        a, b = one[k], three[k]
+        assert (np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype) if isinstance(a, np.ndarray) \
+            else a == b, k
