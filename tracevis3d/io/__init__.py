@@ -29,12 +29,13 @@ DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 _CHUNK = 1 << 20
 
 
-def _read_input(path: str, max_bytes: int, in_place: bool = True) -> tuple:
+def _read_input(path: str, max_bytes: int, in_place: bool = True, as_bytes: bool = False) -> tuple:
     """All bytes of ``path`` (at most ``max_bytes``) through one open file, so a
     pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file, the
     format read in place or None); data is None for a regular file of a format the
     table reads in place (`formats.in_place_format`: its reader is given the path;
-    ``in_place`` False: every file's bytes are read).
+    ``in_place`` False: every file's bytes are read).  ``as_bytes``: a regular file's
+    data as one bytes object (for readers that use bytes' methods: no second copy).
 
     Read, not memory-mapped (issue 26 asked for a map): a mapped file that another program
     truncates or rewrites while it is scanned raises SIGBUS inside the numba kernels, which no
@@ -61,7 +62,11 @@ def _read_input(path: str, max_bytes: int, in_place: bool = True) -> tuple:
                 raise TraceFormatError(f"{path}: file is {st.st_size} bytes, over the limit of {max_bytes} "
                                        f"(max_bytes= to allow more)")
             f.seek(0)
-            first, total = _read_to_end(f, st.st_size + 1)  # + 1: notice a file that grew meanwhile
+            if as_bytes:
+                first = f.readall()  # one bytes object of the file's size (short reads looped over)
+                total = len(first)
+            else:
+                first, total = _read_to_end(f, st.st_size + 1)  # + 1: notice a file that grew meanwhile
             parts = [first]
         else:
             parts, total = [], 0
@@ -326,7 +331,7 @@ def load_memory(path, *, limits: Limits | None = None, **options):
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise TraceFormatError(f"{path}: not a file")
-    data, _, _ = _read_input(path, lim.max_bytes, in_place=False)
+    data, _, _ = _read_input(path, lim.max_bytes, in_place=False, as_bytes=True)
     data, _ = open_whole(data, path, lim)
     fmt = detect(Head(data, whole=True, name=path), memory=True) or fallback(memory=True)
     return resolve(fmt.memory)(data, source=path, limits=lim, **options)
