@@ -443,8 +443,9 @@ STEP_KERNELS = {
     # a file of another format than Chrome's JSON (`io.formats`: sampled and aggregated profiles, built
     # by io/stacks.py; `io.sniff.format_of_file`)
     "load_formats": ("kernels/stacks", "kernels/left_heavy", "kernels/stacklists", "kernels/textscan",
-                     "kernels/perf_scan", "kernels/callgrind_scan", "kernels/protowire", "kernels/chrome_tree",
-                     "kernels/tree"),
+                     "kernels/perf_scan", "kernels/perf_lines", "kernels/callgrind_scan", "kernels/protowire",
+                     "kernels/pprof_fields", "kernels/pprof_scan", "kernels/cpuprofile_scan", "kernels/jsonstrict",
+                     "kernels/chrome_tree", "kernels/tree"),
     # a Perfetto protobuf trace (`io.perfetto`: the wire scanner and its tables)
     "load_perfetto": ("kernels/protoscan", "kernels/perfetto_layout", "kernels/perfetto_wire",
                       "kernels/perfetto_fields", "kernels/perfetto_descriptors", "kernels/perfetto_event",

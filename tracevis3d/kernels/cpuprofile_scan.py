@@ -31,7 +31,8 @@ from numba import njit
 
 from .jsonstrict import (_after_item, _int_list, _is, _key, _literal, _number, _skip_value, _string, _ws,
                          control_bytes, utf8_ok)
-from .textscan import _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64, _same_in_arena, _to_arena, span_hash
+from .inline_bytes import hash_bytes, same_as_arena, to_arena
+from .textscan import _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64
 
 __all__ = ["scan_cpuprofile", "utf8_ok", "control_bytes", "OK", "FALLBACK"]
 
@@ -42,39 +43,55 @@ MAX_DEPTH = 64
 
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _intern(buf, a, b, esc, basis, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, table):
     """The id of the string ``buf[a:b]`` among the distinct strings (their spans, escape flags,
-    hashes, arena copies), added when new.  Returns (id, the tables, bytes used, count)."""
-    h = span_hash(buf, a, b, basis)
+    hashes, arena copies), added when new, in place: the caller keeps room (`_string_room`;
+    no array is handed back, each would cost two atomic reference counts).  Returns (id, bytes
+    used, count)."""
+    h = hash_bytes(buf, a, b, basis)
     mask = np.uint64(table.shape[0] - 1)
     slot = h & mask
     while True:
         g = table[slot]
         if g < 0:
             break
-        if s_hash[g] == h and s_len[g] == b - a and _same_in_arena(arena, s_aoff[g], buf, a, b - a):
-            return g, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, table
+        if s_hash[g] == h and s_len[g] == b - a and same_as_arena(arena, s_aoff[g], buf, a, b - a):
+            return g, used, ns
         slot = (slot + np.uint64(1)) & mask
-    if ns == s_off.shape[0]:
-        s_off = _grow_i64(s_off, ns + 1)
-        s_len = _grow_i64(s_len, ns + 1)
-        s_esc = _grow_i64(s_esc, ns + 1)
-        s_hash = _grow_u64(s_hash, ns + 1)
-        s_aoff = _grow_i64(s_aoff, ns + 1)
-    arena = _to_arena(arena, used, buf, a, b, b, b)
     s_off[ns] = a
     s_len[ns] = b - a
     s_esc[ns] = 1 if esc else 0
     s_hash[ns] = h
     s_aoff[ns] = used
-    used += b - a
     table[slot] = ns
-    g = ns
-    ns += 1
-    if 2 * ns > table.shape[0]:
+    return ns, to_arena(arena, used, buf, a, b), ns + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _string_room(ns, n_more, used, n_bytes, s_off, arena, table):
+    """Whether the strings' tables have room for ``n_more`` strings of ``n_bytes`` bytes."""
+    return ns + n_more <= s_off.shape[0] and 2 * (ns + n_more) <= table.shape[0] and \
+        used + n_bytes + 8 <= arena.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def _grow_strings(ns, n_more, used, n_bytes, s_off, s_len, s_esc, s_hash, s_aoff, arena, table):
+    """The strings' tables with room for ``n_more`` strings of ``n_bytes`` bytes (`_string_room`)."""
+    need = ns + n_more
+    if need > s_off.shape[0]:
+        s_off = _grow_i64(s_off, need)
+        s_len = _grow_i64(s_len, need)
+        s_esc = _grow_i64(s_esc, need)
+        s_hash = _grow_u64(s_hash, need)
+        s_aoff = _grow_i64(s_aoff, need)
+    if used + n_bytes + 8 > arena.shape[0]:
+        a2 = np.zeros(max(2 * arena.shape[0], used + n_bytes + 8), np.uint8)
+        a2[:used] = arena[:used]
+        arena = a2
+    while 2 * need > table.shape[0]:
         table = _regrow(s_hash, ns, table.shape[0])
-    return g, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, table
+    return s_off, s_len, s_esc, s_hash, s_aoff, arena, table
 
 
 @njit(cache=True, nogil=True)
@@ -113,7 +130,7 @@ _W_DELTAS = np.frombuffer(b"timeDeltas", np.uint8)
 _W_START = np.frombuffer(b"startTime", np.uint8)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _call_frame(buf, i, n, strict, stack):
     """The ``callFrame`` object at ``i``: (index after it or -1, name start, name end, name has
     escapes, url start, url end, url has escapes, line, column); a missing name or url is the
@@ -170,12 +187,14 @@ def _call_frame(buf, i, n, strict, stack):
             return i, na, nb_, ne, ua, ub, ue, line, col
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _node(buf, i, n, strict, stack, kids, nk):
-    """The node object at ``i``: (index after it, -1 when it is not one this reader takes; its id,
-    parent kind (0 none, 1 an id) and parent id, name span and escapes, url span and escapes (a
-    missing name or url: the empty span at 0), line, column (`_call_frame`), the children ids
-    appended to ``kids`` from ``nk``, their new count)."""
+    """The node object at ``i``: (index after it, -1 when it is not one this reader takes, -2 when
+    ``kids`` has no room for its children (the caller grows it and reads the node again); its
+    id, parent kind (0 none, 1 an id) and parent id, name span and escapes, url span and escapes
+    (a missing name or url: the empty span at 0), line, column (`_call_frame`), the children ids
+    appended to ``kids`` from ``nk``, their new count).  Without reference counting (no array
+    made or handed back)."""
     z = np.int64(0)
     nid = pid = z
     pk = 0
@@ -184,7 +203,7 @@ def _node(buf, i, n, strict, stack, kids, nk):
     line = col = np.int64(-1)
     seen = 0
     if i >= n or buf[i] != 123:
-        return np.int64(-1), nid, pk, pid, z, z, ne, z, z, ue, line, col, kids, nk
+        return np.int64(-1), nid, pk, pid, z, z, ne, z, z, ue, line, col, nk
     i = _ws(buf, i + 1, n)
     more = 1 if i < n and buf[i] != 125 else -1  # (an empty node has no id)
     while more == 1:
@@ -211,7 +230,9 @@ def _node(buf, i, n, strict, stack, kids, nk):
                 pk = 1
         elif _is(buf, a, b, _W_KIDS):
             bit = 8
-            j, kids, nk = _int_list(buf, i, n, kids, nk)
+            j, nk = _int_list(buf, i, n, kids, nk)
+            if j == -2:
+                return np.int64(-2), nid, pk, pid, z, z, ne, z, z, ue, line, col, nk
         else:
             j = _skip_value(buf, i, n, strict, stack)
         if j < 0 or seen & bit:
@@ -220,18 +241,18 @@ def _node(buf, i, n, strict, stack, kids, nk):
         seen |= bit
         i, more = _after_item(buf, j, n, 125)
     if more < 0 or not (seen & 1):
-        return np.int64(-1), nid, pk, pid, z, z, ne, z, z, ue, line, col, kids, nk
+        return np.int64(-1), nid, pk, pid, z, z, ne, z, z, ue, line, col, nk
     if na < 0:
         na = nb_ = z
     if ua < 0:
         ua = ub = z
-    return i, nid, pk, pid, na, nb_, ne, ua, ub, ue, line, col, kids, nk
+    return i, nid, pk, pid, na, nb_, ne, ua, ub, ue, line, col, nk
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _frame_key(sn, su, line, col, basis, k_name, k_url, k_line, k_col, k_hash, nkey, k_table):
     """The number of the frame key (name string ``sn``, url string ``su``, line, column),
-    added when new.  Returns (number, the keys' arrays, count and table)."""
+    added when new, in place (the caller keeps room for one more).  Returns (number, count)."""
     kh = _mix64((np.uint64(sn) * _K1) ^ (np.uint64(su) * _K2) ^ (np.uint64(line + 7) * np.uint64(31))
                 ^ (np.uint64(col + 3) << np.uint64(32)) ^ basis)
     mask = np.uint64(k_table.shape[0] - 1)
@@ -241,25 +262,120 @@ def _frame_key(sn, su, line, col, basis, k_name, k_url, k_line, k_col, k_hash, n
         if g < 0:
             break
         if k_name[g] == sn and k_url[g] == su and k_line[g] == line and k_col[g] == col:
-            return g, k_name, k_url, k_line, k_col, k_hash, nkey, k_table
+            return g, nkey
         slot = (slot + np.uint64(1)) & mask
-    if nkey == k_name.shape[0]:
-        k_name = _grow_i64(k_name, nkey + 1)
-        k_url = _grow_i64(k_url, nkey + 1)
-        k_line = _grow_i64(k_line, nkey + 1)
-        k_col = _grow_i64(k_col, nkey + 1)
-        k_hash = _grow_u64(k_hash, nkey + 1)
     k_name[nkey] = sn
     k_url[nkey] = su
     k_line[nkey] = line
     k_col[nkey] = col
     k_hash[nkey] = kh
     k_table[slot] = nkey
-    key = nkey
-    nkey += 1
-    if 2 * nkey > k_table.shape[0]:
+    return nkey, nkey + 1
+
+
+@njit(cache=True, nogil=True)
+def _grow_keys(nkey, k_name, k_url, k_line, k_col, k_hash, k_table):
+    """The frame keys' tables with room for one more (the hash table at most half full)."""
+    if nkey + 1 > k_name.shape[0]:
+        k_name = _grow_i64(k_name, nkey + 1)
+        k_url = _grow_i64(k_url, nkey + 1)
+        k_line = _grow_i64(k_line, nkey + 1)
+        k_col = _grow_i64(k_col, nkey + 1)
+        k_hash = _grow_u64(k_hash, nkey + 1)
+    while 2 * (nkey + 1) > k_table.shape[0]:
         k_table = _regrow(k_hash, nkey, k_table.shape[0])
-    return key, k_name, k_url, k_line, k_col, k_hash, nkey, k_table
+    return k_name, k_url, k_line, k_col, k_hash, k_table
+
+
+@njit(cache=True, nogil=True)
+def _grow_nodes(nn, n_id, n_pk, n_pid, n_key):
+    """The node arrays with room for one more."""
+    return _grow_i64(n_id, nn + 1), _grow_i64(n_pk, nn + 1), _grow_i64(n_pid, nn + 1), _grow_i64(n_key, nn + 1)
+
+
+#: `_nodes_run`'s state (an int64 array): nodes, children, strings, arena bytes used, frame keys,
+#: the last node id, whether the ids increase (1), the string bytes and the children's room the
+#: node it stopped at needs
+_S_NN, _S_NK, _S_NS, _S_USED, _S_NKEY, _S_LAST, _S_INC, _S_BYTES, _S_NEEDK, _S_LEN = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+#: `_nodes_run`'s statuses
+_RUN_DONE, _RUN_BAD, _RUN_ROOM = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _nodes_run(buf, i, n, strict, stack, basis, st, n_id, n_pk, n_pid, n_key, kids, k_own, s_off, s_len, s_esc,
+               s_hash, s_aoff, arena, s_table, k_name, k_url, k_line, k_col, k_hash, k_table):
+    """The nodes of the ``nodes`` array from ``i`` (a node's start) into the tables, counts in
+    ``st`` (`_S_NN`...), until the array's end (`_RUN_DONE`, the index after it), a node this
+    reader does not take (`_RUN_BAD`) or one the tables have no room for (`_RUN_ROOM`, the
+    index of that node, read again once the caller made room: `_grow_node_tables`,
+    `_grow_strings`, `_grow_keys`).  No array is made, none handed back, nothing reference
+    counted (`_nrt=False`: each counted array costs two atomic operations a call)."""
+    while True:
+        i0 = i
+        nk0 = st[_S_NK]
+        i, nid, pk, pid, na, nb_, ne, ua, ub, ue, line, col, nk = _node(buf, i0, n, strict, stack, kids, nk0)
+        if i == -2:  # (its children past the room left)
+            st[_S_BYTES] = 0
+            st[_S_NEEDK] = 2 * kids.shape[0]
+            return _RUN_ROOM, i0
+        if i < 0:
+            return _RUN_BAD, i0
+        nn, ns, used, nkey = st[_S_NN], st[_S_NS], st[_S_USED], st[_S_NKEY]
+        n_bytes = (nb_ - na) + (ub - ua)
+        if nn + 1 > n_id.shape[0] or nk > k_own.shape[0] or not _string_room(ns, 2, used, n_bytes, s_off, arena,
+                                                                              s_table) \
+                or nkey + 1 > k_name.shape[0] or 2 * (nkey + 1) > k_table.shape[0]:
+            st[_S_BYTES] = n_bytes
+            st[_S_NEEDK] = nk
+            return _RUN_ROOM, i0
+        if nid <= st[_S_LAST]:
+            st[_S_INC] = 0
+        st[_S_LAST] = nid
+        for q in range(nk0, nk):
+            k_own[q] = nid
+        sn, used, ns = _intern(buf, na, nb_, ne, basis, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, s_table)
+        su, used, ns = _intern(buf, ua, ub, ue, basis, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, s_table)
+        key, nkey = _frame_key(sn, su, line, col, basis, k_name, k_url, k_line, k_col, k_hash, nkey, k_table)
+        n_id[nn] = nid
+        n_pk[nn] = pk
+        n_pid[nn] = pid
+        n_key[nn] = key
+        st[_S_NN] = nn + 1
+        st[_S_NK] = nk
+        st[_S_NS] = ns
+        st[_S_USED] = used
+        st[_S_NKEY] = nkey
+        i, more = _after_item(buf, i, n, 93)
+        if more < 0:
+            return _RUN_BAD, i
+        if more == 0:
+            return _RUN_DONE, i
+
+
+@njit(cache=True, nogil=True)
+def _grow_node_tables(st, kids, k_own, n_id, n_pk, n_pid, n_key):
+    """The children's and the nodes' arrays with room for the node a run stopped at
+    (``st[_S_NEEDK]`` children in all: twice the room when their count is not known yet), and
+    for one node more."""
+    if st[_S_NEEDK] > kids.shape[0]:
+        kids = _grow_i64(kids, st[_S_NEEDK])
+    if kids.shape[0] > k_own.shape[0]:
+        k_own = _grow_i64(k_own, kids.shape[0])
+    if st[_S_NN] + 1 > n_id.shape[0]:
+        n_id, n_pk, n_pid, n_key = _grow_nodes(st[_S_NN], n_id, n_pk, n_pid, n_key)
+    return kids, k_own, n_id, n_pk, n_pid, n_key
+
+
+@njit(cache=True, nogil=True)
+def _ints(buf, i, n):
+    """The JSON array of integers at ``i`` (`jsonstrict._int_list`, its room grown as needed):
+    (the integers' array, index after it or -1, count)."""
+    out = np.empty(1024, np.int64)
+    j, m = _int_list(buf, i, n, out, 0)
+    while j == -2:
+        out = np.empty(2 * out.shape[0], np.int64)
+        j, m = _int_list(buf, i, n, out, 0)
+    return out, j, m
 
 
 @njit(cache=True, nogil=True)
@@ -282,10 +398,11 @@ def scan_cpuprofile(buf, seed, strict):
     n_pk = np.empty(1024, np.int64)
     n_pid = np.empty(1024, np.int64)
     n_key = np.empty(1024, np.int64)
-    nn = 0
     kids = np.empty(1024, np.int64)  # child ids; their owners filled at each node's end
     k_own = np.empty(1024, np.int64)
-    nk = nk0 = 0
+    st = np.zeros(_S_LEN, np.int64)  # the runs' counts (`_nodes_run`)
+    st[_S_LAST] = -(2 ** 62)
+    st[_S_INC] = 1
     # strings
     s_off = np.empty(1024, np.int64)
     s_len = np.empty(1024, np.int64)
@@ -293,8 +410,6 @@ def scan_cpuprofile(buf, seed, strict):
     s_hash = np.empty(1024, np.uint64)
     s_aoff = np.empty(1024, np.int64)
     arena = np.zeros(1 << 16, np.uint8)
-    used = 0
-    ns = 0
     s_table = np.full(4096, -1, np.int64)
     # frame keys
     k_name = np.empty(1024, np.int64)
@@ -302,7 +417,6 @@ def scan_cpuprofile(buf, seed, strict):
     k_line = np.empty(1024, np.int64)
     k_col = np.empty(1024, np.int64)
     k_hash = np.empty(1024, np.uint64)
-    nkey = 0
     k_table = np.full(4096, -1, np.int64)
     samples = np.empty(0, np.int64)
     m_s = -1
@@ -310,8 +424,6 @@ def scan_cpuprofile(buf, seed, strict):
     m_d = -1
     t0 = np.int64(-1)
     t1 = np.int64(-1)
-    last_id = np.int64(-(2 ** 62))
-    increasing = True
     seen_nodes = False
     fb = (FALLBACK, e0, e0, e0, e0, np.zeros((0, 2), np.int64), e0, e0, e0, e0, e0, e0, e0, e0, e0, t0, t1, False)
 
@@ -330,60 +442,44 @@ def scan_cpuprofile(buf, seed, strict):
                 return fb
             seen_nodes = True
             i = _ws(buf, i + 1, n)
-            more = 1
             if i < n and buf[i] == 93:
                 i += 1
-                more = 0
-            while more == 1:
-                # one node
-                i, nid, pk, pid, na, nb_, ne, ua, ub, ue, line, col, kids, nk = _node(buf, i, n, strict, stack,
-                                                                                        kids, nk)
-                if i < 0:
-                    return fb
-                if nid <= last_id:
-                    increasing = False
-                last_id = nid
-                if nk > k_own.shape[0]:
-                    k_own = _grow_i64(k_own, nk)
-                k_own[nk0:nk] = nid
-                nk0 = nk
-                # its frame key: (name, url, line, column), the strings interned
-                sn, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, s_table = _intern(
-                    buf, na, nb_, ne, basis, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, s_table)
-                su, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, s_table = _intern(
-                    buf, ua, ub, ue, basis, s_off, s_len, s_esc, s_hash, s_aoff, arena, used, ns, s_table)
-                key, k_name, k_url, k_line, k_col, k_hash, nkey, k_table = _frame_key(
-                    sn, su, line, col, basis, k_name, k_url, k_line, k_col, k_hash, nkey, k_table)
-                if nn == n_id.shape[0]:
-                    n_id = _grow_i64(n_id, nn + 1)
-                    n_pk = _grow_i64(n_pk, nn + 1)
-                    n_pid = _grow_i64(n_pid, nn + 1)
-                    n_key = _grow_i64(n_key, nn + 1)
-                n_id[nn] = nid
-                n_pk[nn] = pk
-                n_pid[nn] = pid
-                n_key[nn] = key
-                nn += 1
-                i, more = _after_item(buf, i, n, 93)
-                if more < 0:
-                    return fb
+            else:
+                while True:  # the nodes, in runs without reference counting; room made between runs
+                    status, i = _nodes_run(buf, i, n, strict, stack, basis, st, n_id, n_pk, n_pid, n_key, kids, k_own,
+                                           s_off, s_len, s_esc, s_hash, s_aoff, arena, s_table, k_name, k_url,
+                                           k_line, k_col, k_hash, k_table)
+                    if status == _RUN_DONE:
+                        break
+                    if status == _RUN_BAD:
+                        return fb
+                    kids, k_own, n_id, n_pk, n_pid, n_key = _grow_node_tables(st, kids, k_own, n_id, n_pk, n_pid,
+                                                                              n_key)
+                    s_off, s_len, s_esc, s_hash, s_aoff, arena, s_table = _grow_strings(
+                        st[_S_NS], 2, st[_S_USED], st[_S_BYTES], s_off, s_len, s_esc, s_hash, s_aoff, arena, s_table)
+                    if st[_S_NKEY] + 1 > k_name.shape[0] or 2 * (st[_S_NKEY] + 1) > k_table.shape[0]:
+                        k_name, k_url, k_line, k_col, k_hash, k_table = _grow_keys(st[_S_NKEY], k_name, k_url, k_line,
+                                                                                   k_col, k_hash, k_table)
             j = i
         elif _is(buf, a, b, _W_SAMPLES):
             if m_s >= 0:
                 return fb
-            j, samples, m_s = _int_list(buf, i, n, np.empty(1024, np.int64), 0)
+            samples, j, m_s = _ints(buf, i, n)
         elif _is(buf, a, b, _W_DELTAS):
             if m_d >= 0:
                 return fb
-            j, deltas, m_d = _int_list(buf, i, n, np.empty(1024, np.int64), 0)
+            deltas, j, m_d = _ints(buf, i, n)
         elif _is(buf, a, b, _W_START):
             if t0 >= 0:
                 return fb
-            j, kind, _ = _number(buf, i, n)
-            if kind == 0:
-                return fb
-            t0 = i
-            t1 = j
+            if i + 4 <= n and buf[i] == 110 and buf[i + 1] == 117 and buf[i + 2] == 108 and buf[i + 3] == 108:
+                j = i + 4  # startTime null: read as absent (the field-by-field reader starts at 0 for both)
+            else:
+                j, kind, _ = _number(buf, i, n)
+                if kind == 0:
+                    return fb
+                t0 = i
+                t1 = j
         else:
             j = _skip_value(buf, i, n, strict, stack)
         if j < 0:
@@ -395,9 +491,11 @@ def scan_cpuprofile(buf, seed, strict):
             break
     if _ws(buf, i, n) != n or not seen_nodes or m_s <= 0 or m_d < 0:
         return fb
+    nn, nk, ns, nkey = st[_S_NN], st[_S_NK], st[_S_NS], st[_S_NKEY]
     pairs = np.empty((nk, 2), np.int64)
     pairs[:, 0] = k_own[:nk]
     pairs[:, 1] = kids[:nk]
     return (OK, n_id[:nn].copy(), n_pk[:nn].copy(), n_pid[:nn].copy(), n_key[:nn].copy(), pairs,
             s_off[:ns].copy(), s_len[:ns].copy(), s_esc[:ns].copy(), k_name[:nkey].copy(), k_url[:nkey].copy(),
-            k_line[:nkey].copy(), k_col[:nkey].copy(), samples[:m_s].copy(), deltas[:m_d].copy(), t0, t1, increasing)
+            k_line[:nkey].copy(), k_col[:nkey].copy(), samples[:m_s].copy(), deltas[:m_d].copy(), t0, t1,
+            st[_S_INC] == 1)

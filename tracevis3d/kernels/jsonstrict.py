@@ -10,11 +10,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .jsontokens import scan_string
-from .textscan import _grow_i64, load_u64
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from .jsontokens import eq_mask32
+from .textscan import load_u64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def utf8_ok(buf):
     """Whether ``buf`` is well-formed UTF-8 (the Unicode Standard's table 3-7: no overlong
     forms, no surrogates, nothing past U+10FFFF); ASCII 8 bytes at a time."""
@@ -54,7 +56,7 @@ def utf8_ok(buf):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def control_bytes(buf):
     """How many bytes of ``buf`` are below 0x20 (JSON allows them only as white space outside
     strings; a file without any needs no check of its strings' bytes)."""
@@ -85,7 +87,7 @@ def _hex(c):
     return np.int64(-1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _check_string(buf, a, b, strict):
     """Whether the string body ``buf[a:b]`` (between its quotes) is one this reader takes: its
     escapes valid (``\\u`` of a surrogate refused: the caller hands the file back), and, with
@@ -120,11 +122,50 @@ def _check_string(buf, a, b, strict):
     return True
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _string_end(buf, i):
+    """`jsontokens.scan_string` (the string at its opening quote ``buf[i]``: (index after its
+    closing quote, or -1 when the bytes end first; has escapes)), compiled without reference
+    counting: every call of a function that counts them costs two atomic operations per array."""
+    n = buf.shape[0]
+    i += 1
+    esc = False
+    while i + 32 <= n:
+        mq = eq_mask32(buf, i, np.uint8(34))
+        mb = eq_mask32(buf, i, np.uint8(92))
+        if mq != np.uint32(0):
+            if mb & ((mq & (~mq + np.uint32(1))) - np.uint32(1)) == np.uint32(0):  # no backslash before it
+                return i + np.int64(trailing_zeros(mq)) + 1, esc
+        elif mb == np.uint32(0):
+            i += 32
+            continue
+        end = i + 32
+        while i < end:
+            c = buf[i]
+            if c == 34:
+                return i + 1, esc
+            if c == 92:
+                esc = True
+                i += 2
+                continue
+            i += 1
+    while i < n:
+        c = buf[i]
+        if c == 34:
+            return i + 1, esc
+        if c == 92:
+            esc = True
+            i += 2
+            continue
+        i += 1
+    return np.int64(-1), esc
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _string(buf, i, n, strict):
     """The string at ``buf[i]`` (its opening quote): (index after it, has escapes), index -1
     when it is not one this reader takes (`_check_string`)."""
-    j, esc = scan_string(buf, i)
+    j, esc = _string_end(buf, i)
     if j < 0:
         return np.int64(-1), esc
     if (esc or strict) and not _check_string(buf, i + 1, j - 1, strict):
@@ -218,7 +259,7 @@ def _is(buf, a, b, word):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _skip_value(buf, i, n, strict, stack):
     """Past the JSON value at ``i`` (no white space before it), checked; -1 when it is not valid
     JSON this reader takes (or nests deeper than ``stack`` holds)."""
@@ -291,25 +332,26 @@ def _after_item(buf, i, n, close):
     return i, -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _int_list(buf, i, n, out, m):
-    """The JSON array of integers (of at most 18 digits) at ``i`` appended to ``out`` from ``m``
-    (grown when needed): (index after it or -1, out, count)."""
+    """The JSON array of integers (of at most 18 digits) at ``i`` appended to ``out`` from ``m``:
+    (index after it, count); index -1 when it is not one, -2 when ``out`` is full (the caller
+    grows it and reads the array again)."""
     if i >= n or buf[i] != 91:
-        return np.int64(-1), out, m
+        return np.int64(-1), m
     i = _ws(buf, i + 1, n)
     if i < n and buf[i] == 93:
-        return i + 1, out, m
+        return i + 1, m
     while True:
         j, kind, v = _number(buf, i, n)
         if kind != 1:
-            return np.int64(-1), out, m
+            return np.int64(-1), m
         if m == out.shape[0]:
-            out = _grow_i64(out, m + 1)
+            return np.int64(-2), m
         out[m] = v
         m += 1
         i, more = _after_item(buf, j, n, 93)
         if more < 0:
-            return np.int64(-1), out, m
+            return np.int64(-1), m
         if more == 0:
-            return i, out, m
+            return i, m

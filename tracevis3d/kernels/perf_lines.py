@@ -2,7 +2,9 @@
 (`_line_end`), an event line's fields (`perf_header`), a frame line's symbol and dso
 (`perf_frame`; ``(inlined)`` frames: `_is_inlined`, `_address`), the frame lines of an event and
 a hash of its callers' lines (`_block`), a frame interned (`_intern_frame`: keyed hash, every hit
-compared byte by byte with a packed copy, `textscan._to_arena`).
+compared byte by byte with a packed copy, `textscan._to_arena`).  The line readers neither make
+arrays nor count references (``_nrt=False``; their hashing and comparing inlined:
+`inline_bytes`): a call that counts them costs two atomic operations per array.
 """
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .textscan import (_K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash, _same_in_arena, _to_arena, either_mask32,
-                       load_u64, span_hash)
+from .inline_bytes import hash_bytes, same_as_arena
+from .textscan import _K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash, _to_arena, either_mask32, load_u64
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _line_end(buf, j, hi):
     """The index of the first ``\\n`` at or after ``j`` (``hi`` when there is none)."""
     while j + 32 <= hi:
@@ -37,7 +39,7 @@ def _is_hex(c):
     return (48 <= c <= 57) or (97 <= c <= 102) or (65 <= c <= 70)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def perf_frame(buf, a, e):
     """Parse a ``perf script`` frame line ``buf[a:e]`` (without its line end): white space, a
     hex address, white space, the symbol (``+0x..`` offset dropped), white space, ``(dso)``.
@@ -86,7 +88,7 @@ def perf_frame(buf, a, e):
     return s0, s1, d0, d1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def perf_header(buf, p, e):
     """Parse a ``perf script`` event line ``buf[p:e]``: ``comm pid[/tid] [cpu] time: [period]
     event: ...`` (comm may hold spaces; fields left out by ``-F`` may be missing).  Returns
@@ -185,7 +187,7 @@ def perf_header(buf, p, e):
     return comm_end, pid, tid, True, e, e, e
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0, d1):
     """Probe ``table`` for the frame (``buf[s0:s1]``, ``buf[d0:d1]``) among frames whose symbol
     and dso bytes are kept one after the other in ``arena`` (`_to_arena`) from ``a_off``; a
@@ -199,8 +201,8 @@ def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0,
             return slot, np.int64(-1), probes
         sl = k1[g] - k0[g]
         if hashes[g] == h and sl == s1 - s0 and k3[g] - k2[g] == d1 - d0 \
-                and _same_in_arena(arena, a_off[g], buf, s0, sl) \
-                and _same_in_arena(arena, a_off[g] + sl, buf, d0, d1 - d0):
+                and same_as_arena(arena, a_off[g], buf, s0, sl) \
+                and same_as_arena(arena, a_off[g] + sl, buf, d0, d1 - d0):
             return slot, g, probes
         probes += 1
         slot = (slot + np.uint64(1)) & mask
@@ -212,7 +214,7 @@ def _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_
     """The id of frame (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``), added (first seen on line
     ``lineno``) when new.  Returns (id, probes, then the frame table's arrays, arena, its bytes
     used, count and hash table: grown ones are new arrays)."""
-    h = _mix64(span_hash(buf, s0, s1, basis) ^ (span_hash(buf, d0, d1, basis) * _K2))
+    h = _mix64(hash_bytes(buf, s0, s1, basis) ^ (hash_bytes(buf, d0, d1, basis) * _K2))
     slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
     if fid < 0:
         if nf == f_s0.shape[0]:
@@ -266,7 +268,7 @@ def _address(buf, p, e):
     return a, p
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _block(buf, pos, hi, basis):
     """The frame lines from ``pos`` on (lines opening with white space and not blank): (how
     many, the end of the first, where the line after them starts, whether that line ends the
@@ -294,6 +296,6 @@ def _block(buf, pos, hi, basis):
         elif q + 16 <= buf.shape[0] and e - q >= 16:
             h = _mix64(h ^ load_u64(buf, q) ^ (load_u64(buf, q + 8) * _K1) ^ np.uint64(e - q))
         else:
-            h = _mix64(h ^ span_hash(buf, q, e, basis))
+            h = _mix64(h ^ hash_bytes(buf, q, e, basis))
         q = e + 1
     return n, first_end, q, q >= hi or buf[q] != 35, h

@@ -10,8 +10,8 @@ from numba import njit
 
 from .perf_lines import (_address, _block, _intern_frame, _is_hex, _is_inlined, _is_ws, _line_end,  # noqa: F401
                          perf_frame, perf_header)
-from .textscan import (FLOODED, OK, _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash,  # noqa: F401
-                       _same_bytes, span_hash)
+from .inline_bytes import hash_bytes, same_as_arena
+from .textscan import FLOODED, OK, _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash  # noqa: F401
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -74,7 +74,7 @@ def _event_id(buf, ev0, ev1, e_0, e_1, e_cnt, ne):
     names' arrays and count)."""
     eid = np.int64(-1)
     for g in range(ne):
-        if e_1[g] - e_0[g] == ev1 - ev0 and _same_bytes(buf, e_0[g], ev0, ev1 - ev0):
+        if e_1[g] - e_0[g] == ev1 - ev0 and same_as_arena(buf, e_0[g], buf, ev0, ev1 - ev0):
             eid = g
             break
     if eid < 0:
@@ -112,7 +112,7 @@ def _is_wanted(buf, ev0, ev1, want):
 def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table):
     """The id of thread (comm ``buf[p:comm_end]``, pid, tid), added when new.  Returns (id,
     probes, then the threads' arrays, count and hash table)."""
-    th = _mix64(span_hash(buf, p, comm_end, basis) ^ (np.uint64(pid + 1) * _K1) ^ (np.uint64(tid + 1) * _K2))
+    th = _mix64(hash_bytes(buf, p, comm_end, basis) ^ (np.uint64(pid + 1) * _K1) ^ (np.uint64(tid + 1) * _K2))
     mask = np.uint64(t_table.shape[0] - 1)
     slot = th & mask
     cur_thread = np.int64(-1)
@@ -122,7 +122,7 @@ def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_ha
         if g < 0:
             break
         if t_hash[g] == th and t_pid[g] == pid and t_tid[g] == tid and t_c1[g] - t_c0[g] == comm_end - p \
-                and _same_bytes(buf, t_c0[g], p, comm_end - p):
+                and same_as_arena(buf, t_c0[g], buf, p, comm_end - p):
             cur_thread = g
             break
         probes += 1
@@ -201,7 +201,7 @@ def _suffix_probe(buf, a, b, thread, lines_hash, rows):
         if rows[slot, 1] < 0:
             return slot, False, h
         if rows[slot, 0] == np.int64(h) and rows[slot, 2] == b - a and rows[slot, 3] == thread \
-                and _same_bytes(buf, rows[slot, 1], a, b - a):
+                and same_as_arena(buf, rows[slot, 1], buf, a, b - a):
             return slot, True, h
         slot = (slot + np.uint64(1)) & mask
 
@@ -231,7 +231,7 @@ def _pending_frames(buf, a0, a1, d0, d1, pend, npend, chain, basis, f_s0, f_s1, 
     none.  Returns (probes, then the frame table's arrays, arena, bytes used, count, table)."""
     probes = 0
     for q in range(npend):
-        same = a0 >= 0 and pend[q, 3] - pend[q, 2] == a1 - a0 and _same_bytes(buf, pend[q, 2], a0, a1 - a0)
+        same = a0 >= 0 and pend[q, 3] - pend[q, 2] == a1 - a0 and same_as_arena(buf, pend[q, 2], buf, a0, a1 - a0)
         e0 = d0 if same else pend[q, 1]
         e1 = d1 if same else pend[q, 1]
         fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(

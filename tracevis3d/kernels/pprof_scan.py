@@ -29,7 +29,8 @@ from numba import njit
 
 from .pprof_fields import _sample_fields, _sample_frames, _varint
 from .protowire import OK, _mix
-from .textscan import _FNV_BASIS, _WORD_MASK, _grow_i64, _grow_u64, _same_in_arena, _to_arena, load_u64, span_hash
+from .inline_bytes import hash_bytes, same_as_arena
+from .textscan import _FNV_BASIS, _WORD_MASK, _grow_i64, _grow_u64, _to_arena, load_u64
 
 __all__ = ["sample_stacks"]
 
@@ -61,7 +62,7 @@ def _same_key(rows, slot, arena, buf, a, b):
     """Whether the key of row ``slot`` (`sample_stacks`' messages) is ``buf[a:b]`` (its length
     already equal): compared in the row when it is short, else with its copy in ``arena``."""
     if b - a > _INLINE:
-        return _same_in_arena(arena, rows[slot, 1], buf, a, b - a)
+        return same_as_arena(arena, rows[slot, 1], buf, a, b - a)
     for k in range(0, b - a, 8):
         if rows[slot, _KEY + k // 8] != np.int64(_word(buf, a + k, b)):
             return False
@@ -207,7 +208,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
             s_node = _grow_i64(s_node, ns + 1)
             s_value = _grow_u64(s_value, ns + 1)
         # 1. the same bytes as an earlier sample's message: its leaf, value and counts
-        bh = span_hash(buf, a, b, basis)
+        bh = hash_bytes(buf, a, b, basis)
         bmask = np.uint64(b_rows.shape[0] - 1)
         bslot = bh & bmask
         hit = False

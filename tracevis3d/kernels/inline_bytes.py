@@ -1,0 +1,51 @@
+"""Byte spans hashed and compared inline, for the scanners' hot loops (`cpuprofile_scan`,
+`pprof_scan`, `perf_lines`): the same work as `textscan.span_hash`, `textscan._same_in_arena`
+and `textscan._same_bytes`, but inlined into their caller, so a loop compiled without reference
+counting (``_nrt=False``) calls no function that counts them: a call of a compiled function that
+takes arrays costs two atomic operations per array (measured: a third of the .cpuprofile scan).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .textscan import _K1, _K2, _mix64, load_u64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hash_bytes(buf, lo, hi, basis):
+    """A keyed hash of ``buf[lo:hi]``: h = (h XOR word) × K, rotated, over its 8-byte words
+    from ``basis`` (which carries the seed), the last partial word read byte by byte, then the
+    splitmix64 finaliser of h and the length (as `textscan.span_hash`, not equal to it)."""
+    h = basis
+    k = lo
+    while k + 8 <= hi:
+        h = (h ^ load_u64(buf, k)) * _K1
+        h = (h << np.uint64(31)) | (h >> np.uint64(33))
+        k += 8
+    w = np.uint64(0)
+    for x in range(hi - k):
+        w |= np.uint64(buf[k + x]) << np.uint64(8 * x)
+    return _mix64((h ^ w) * _K2 ^ np.uint64(hi - lo))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def same_as_arena(arena, a, buf, b, ln):
+    """``arena[a:a+ln] == buf[b:b+ln]``, 8 bytes at a time."""
+    k = 0
+    while k + 8 <= ln:
+        if load_u64(arena, a + k) != load_u64(buf, b + k):
+            return False
+        k += 8
+    for x in range(k, ln):
+        if arena[a + x] != buf[b + x]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def to_arena(arena, used, buf, a, b):
+    """``buf[a:b]`` copied into ``arena`` at ``used`` (the caller keeps room); the new ``used``."""
+    for x in range(b - a):
+        arena[used + x] = buf[a + x]
+    return used + (b - a)
