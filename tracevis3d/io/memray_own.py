@@ -215,7 +215,7 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
     written (memray's live mode): a record cut by their end is left for later; None while the
     header itself is incomplete.  ``native``: any capture of this format version, ``--native`` ones
     and those of older Pythons too (only checked: `refuse_damaged`)."""
-    from ..kernels.memray_scan import BAD_STRING, CUT, MESSAGES, OK, scan_capture
+    from ..kernels.memray_scan import BAD_STRING, CUT, MESSAGES, OK, TOO_DEEP, TOO_MANY, scan_capture
 
     def where(at):
         return f"byte {at} of the inflated capture" if inflated else f"byte {at}"
@@ -251,7 +251,8 @@ def scan_bytes(data: bytes, source: str, limits, inflated: bool = False, partial
         status, err_at, stop_at = scan[0], scan[1], scan[2]
     n = scan[4][0].shape[0]
     if status != OK:
-        fail(source, where(err_at), f"record {n:,}: {MESSAGES[status]}")
+        limit = {TOO_DEEP: limits.max_stack_depth, TOO_MANY: limits.max_events}.get(status)
+        fail(source, where(err_at), f"record {n:,}: {MESSAGES[status]}" + (f" ({limit:,})" if limit else ""))
     if header_count and n != header_count:
         fail(source, where(stop_at), f"the capture holds {n:,} allocation records where its header announces "
                                       f"{header_count:,} (cut short or damaged)")
