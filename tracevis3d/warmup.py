@@ -136,6 +136,7 @@ def warm_icicle(trace, _other=None) -> None:
     _async_rows()
     _recursion_towers()
     _inset_stretch()
+    _inset_over_calls_in_place()
 
 
 def _recursion_towers() -> None:
@@ -147,6 +148,21 @@ def _recursion_towers() -> None:
 
     recursion_depth(np.zeros(3, np.int32), np.array([-1, 0, 1], np.int32))
     running_max_by_segment(np.zeros(2), np.ones(2, np.bool_))
+
+
+def _inset_over_calls_in_place() -> None:
+    """The inset planner's passes over calls read where they lie (`kernels.overview_drawn`:
+    `unnamed_boxes`, `named_functions_of`): only a figure of more than `GATHERED_MAX_CALLS`
+    calls with room for an inset runs them; the argument types are those of
+    `layout.inset_plan` (int32 selections and ids, float64 times)."""
+    import numpy as np
+
+    from .kernels.overview_drawn import named_functions_of, unnamed_boxes
+
+    i32, f64, yes = np.zeros(2, np.int32), np.zeros(2), np.zeros(2, np.bool_)
+    unnamed_boxes(i32, i32, True, f64, np.ones(2), 0.0, 1.0, i32, i32, yes, np.full(2, -1, np.int32), yes, yes,
+                  np.ones(2))
+    named_functions_of(i32, i32, True, np.zeros(2, np.int64), i32, 0, np.ones(1, np.bool_), np.zeros(2, np.bool_))
 
 
 def _inset_stretch() -> None:
