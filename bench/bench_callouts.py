@@ -21,7 +21,7 @@ DEFAULT = ("json_tool", "pydoc", "docutils", "networkx", "sympy_pool", "black_po
 def main() -> None:
     import tracevis3d
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tracevis3d.layout.threads import threads_layout
     from tracevis3d.params.threads import ThreadsParams
 

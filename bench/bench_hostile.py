@@ -127,7 +127,7 @@ def issue20(args) -> None:
                 "< 5 s, < 2048 MB", fmt(old))
 
     # user regexes over 100 K names
-    from tracevis3d.analysis.userregex import user_regex
+    from tracevis3d.userregex import user_regex
 
     names = ["a" * 30 + "b"] * 50_000 + [f"pkg.mod{k}.func_{k}" for k in range(50_000)]
     for pat in (r"(a+)+$", r"(.*a){20}$", r"(?i)MOD\d+\.FUNC"):

@@ -24,7 +24,7 @@ DEFAULT = ("json_tool", "pydoc", "unittest", "docutils", "networkx", "sympy", "p
 def main() -> None:
     import tracevis3d
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", default=list(DEFAULT))

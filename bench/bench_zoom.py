@@ -107,7 +107,7 @@ def run_trace(name: str, path: pathlib.Path, rows: list) -> None:
     from tracevis3d.blender.hygiene import remove_startup_defaults
     from tracevis3d.blender.scene import build_icicle
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tracevis3d.layout.refine import window_params
 
     bpy.ops.wm.read_factory_settings(use_empty=True)

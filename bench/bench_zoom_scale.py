@@ -129,7 +129,7 @@ def run_trace(name: str, path: str, rows: list, synthetic: bool, profile_dir: st
     from tracevis3d.blender.scene import build_icicle
     from tracevis3d.layout import select
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tracevis3d.layout.refine import window_params
 
     bpy.ops.wm.read_factory_settings(use_empty=True)

@@ -86,7 +86,7 @@ def child(tree: str, cases: list, views: list, out: str, native: str) -> None:
     sys.path.insert(0, tree)
     import tracevis3d
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     assert pathlib.Path(tracevis3d.__file__).resolve().is_relative_to(pathlib.Path(tree).resolve())
     outdir = pathlib.Path(out)

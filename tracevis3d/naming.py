@@ -2,8 +2,7 @@
 whether it is runtime infrastructure (bpy-free, numba-free).
 
 In the base layer (beside `tracevis3d.names`, which it builds on) because the analyses (search,
-filters, synchronisation objects) name functions as the figures do; `tracevis3d.layout.naming`
-re-exports it under its older name.
+filters, synchronisation objects) name functions as the figures do.
 
 Computed once per distinct function of a trace (never per call) and cached per trace.
 

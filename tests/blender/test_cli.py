@@ -386,7 +386,7 @@ def test_new_options_reach_the_icicle_parameters():
     assert p.title == "Slide 3" and p.show_title and p.label_px == 20.0 and p.label_min_px == 5.0
     assert p.cluster_px == 2.0 and not p.show_axes
     d = icicle_params(make_parser().parse_args(["render-icicle", "t.json", "-o", "f.png"]))
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     assert d.to_dict() == IcicleParams().to_dict(), "the CLI's defaults are IcicleParams' defaults"
     p = icicle_params(make_parser().parse_args(["render-icicle", "t.json", "-o", "f.png", "--no-title",

@@ -41,7 +41,7 @@ def _render(view: str, out, **params):
     if view == "icicle":
         from tracevis3d.blender.tasks import build_job
         from tracevis3d.layout.icicle import icicle_layout
-        from tracevis3d.layout.params import IcicleParams
+        from tracevis3d.params.icicle import IcicleParams
 
         build_job(trace, {"resolution": list(RES), **params}, scene=bpy.context.scene).run(interval=0.01)
         spec = icicle_layout(trace, IcicleParams(resolution=RES, **params))

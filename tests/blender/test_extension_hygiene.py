@@ -174,7 +174,7 @@ def test_render_of_a_fresh_file_shows_no_startup_object(tmp_path):
     from tracevis3d import load
     from tracevis3d.blender.render import render_figure
     from tracevis3d.blender.scene import build_icicle
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     trace_file = write_trace(tmp_path / "t.json")
     trace = load(str(trace_file))
@@ -247,7 +247,7 @@ def test_build_records_the_trace_file_absolute(tmp_path, monkeypatch):
     """An .npz's meta names the original JSON: the record names the file actually read."""
     from tracevis3d import load
     from tracevis3d.blender.scene import build_icicle, build_info
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     trace_file = write_trace(tmp_path / "t.json")
     monkeypatch.chdir(tmp_path)

@@ -659,7 +659,7 @@ def test_highlight_and_counter_patterns_search_in_linear_time():
     """--highlight (EXTRAVIS) and --counters (the side tracks) matched user patterns with `re`,
     whose backtracking ran ``(a+)+$`` against a name of 34 a's and a '!' for minutes (found by
     a probe at stop 60; the parameters were already checked by the linear-time engine).  Now
-    both search with `analysis.userregex`: the same elements lit as `re` lights them on a
+    both search with `tracevis3d.userregex`: the same elements lit as `re` lights them on a
     pattern `re` can run, and the catastrophic pattern answers at once (nothing matches)."""
     from tracevis3d.layout.extravis import lit_elements
     from tracevis3d.layout.side_tracks import choose_series

@@ -58,7 +58,7 @@ def _snapshot(scene) -> dict:
 def _figure(tmp_path, seed: int = 3):
     from tracevis3d.blender.hygiene import remove_startup_defaults
     from tracevis3d.blender.scene import build_icicle
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     path = tmp_path / "run.json"
     tracevis3d.save(tracevis3d.synthetic(4000, threads=2, seed=seed), path, format="chrome")

@@ -76,7 +76,7 @@ def _fresh_blender_frame(blend, frame: int, png, work) -> subprocess.CompletedPr
 def test_the_flythrough_names_the_window_as_it_arrives(docutils_pool_paths, tmp_path):
     from tracevis3d.blender.anim_refine import LEVEL_COLLECTION
     from tracevis3d.blender.hygiene import read_build_record
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     path = str(docutils_pool_paths[0])
     trace = tracevis3d.load(path)
@@ -139,7 +139,7 @@ def test_the_panel_sets_up_the_same_flythrough_and_takes_it_away(tmp_path):
     from tracevis3d.blender.animate import ANIM_KEY
     from tracevis3d.blender.hygiene import remove_startup_defaults
     from tracevis3d.blender.scene import build_icicle
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     fixture = registered_addon()
     next(fixture)

@@ -97,7 +97,7 @@ def test_entry_points_use_it():
     from tracevis3d.analysis.filters import function_mask
     from tracevis3d.analysis.search import search_calls
     from tracevis3d.kinds import classify_functions
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tree_factory import random_trace
 
     t = random_trace(n_roots=3, fanout=2, max_depth=2, threads=1, seed=2, n_func=4)

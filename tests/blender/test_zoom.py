@@ -45,7 +45,7 @@ def saved(docutils_pool_paths, tmp_path_factory):
     """(trace, .blend path, overview object count, params) of the pool's figure, built and saved."""
     from tracevis3d.blender.hygiene import remember_blend_location, remove_startup_defaults
     from tracevis3d.blender.scene import build_icicle
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     path = str(docutils_pool_paths[0])
     # the overview's colours kept by the build go to a folder of this test run (`view.colours_cache_dir`)
@@ -150,7 +150,7 @@ def test_a_figure_never_saved_writes_nothing_to_the_cache(tmp_path, monkeypatch)
     assert view.COLOURS_KEY not in scene
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "fig.blend"))
     from tracevis3d.layout import refine
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     rec = json.loads(scene[view.COLOURS_KEY])
     assert (cache / refine.colours_file_name(rec["fingerprint"], IcicleParams())).is_file()

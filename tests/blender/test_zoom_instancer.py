@@ -17,7 +17,7 @@ import tracevis3d  # noqa: E402
 from tracevis3d.blender import zoom_write  # noqa: E402
 from tracevis3d.blender.writer import MATERIAL_NODE, drain  # noqa: E402
 from tracevis3d.layout.icicle import icicle_layout  # noqa: E402
-from tracevis3d.layout.params import IcicleParams  # noqa: E402
+from tracevis3d.params.icicle import IcicleParams  # noqa: E402
 from tracevis3d.layout.refine import window_params  # noqa: E402
 from tracevis3d.layout.spec import InstanceLayer  # noqa: E402
 

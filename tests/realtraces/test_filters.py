@@ -176,7 +176,7 @@ def test_expand_on_demand_and_highlight_in_the_icicle():
     from tracevis3d.analysis.filters import FilterSpec, filter_trace
     from tracevis3d.layout.colour import PALE_RGB
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tracevis3d.model import Trace
 
     #   main → [helper → leaf, helper → leaf, work]

@@ -10,7 +10,7 @@ import pytest
 
 import tracevis3d
 from tracevis3d.layout.cone import cone_layout
-from tracevis3d.layout.naming import function_table
+from tracevis3d.naming import function_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
 RECURSIVE = re.compile(r" \(\d+× recursive\)$")

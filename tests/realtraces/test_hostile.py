@@ -1080,7 +1080,7 @@ def test_a_viztracer_buffer_overflow_is_said(monkeypatch, parallel):
     elsewhere in the file, one that is no object or is damaged: nothing said."""
     from tracevis3d.io import chrome
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0 if parallel else 1 << 62)
     events = [_x("outer", 1000, 9000), _x("late", 8000, 500), _x("later", 9000, 100)]

@@ -304,7 +304,7 @@ def test_labels_fit_their_boxes():
     assert {"lane", "axis", "legend", "call", "title"} <= set(kinds.tolist())
     calls = spec.layer("calls")
     pos = {int(c): k for k, c in enumerate(calls.attributes["call_index"])}
-    from tracevis3d.layout.naming import function_table
+    from tracevis3d.naming import function_table
     from tracevis3d.layout.text import text_width
     ft = function_table(tr)
     for j in np.flatnonzero(kinds == "call"):

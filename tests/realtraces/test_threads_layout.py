@@ -433,7 +433,7 @@ def test_ring_names_drop_the_process_where_the_thread_alone_is_unique():
     """A pool of worker processes: "MainProcess: QueueFeederThread" found no room beside its
     narrow section and went under the base line, next to another process's section; its own
     name, unique among the lanes, fits there.  Every process's "MainThread" keeps its process."""
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tracevis3d.layout.select import select_calls
     from tracevis3d.layout.threads import short_thread_names
 
@@ -661,7 +661,7 @@ def test_the_rings_cut_keeps_its_levels_its_names_and_its_outline(threads_trace_
 def _lead_unions_brute(trace, d, lanes) -> tuple:
     """`thread_work.lane_lead_calls` by hand: per lane and function the union of its drawn bars'
     intervals (merged one by one) and the bars, of the calls it counts."""
-    from tracevis3d.layout.naming import function_table
+    from tracevis3d.naming import function_table
     from tracevis3d.model import KIND_IO, KIND_WAIT
 
     ft = function_table(trace)

@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
         res["ok"] = cmp.n_pairs_total > 0 and len(spec.layers) > 0
     elif action == "icicle":
         from tracevis3d.layout.icicle import icicle_layout
-        from tracevis3d.layout.params import IcicleParams
+        from tracevis3d.params.icicle import IcicleParams
 
         t = tracevis3d.load(paths[0])
         spec = icicle_layout(t, IcicleParams(resolution=(960, 540)))

@@ -230,3 +230,44 @@ def record_counters(out_dir: pathlib.Path, timeout: float = 300) -> pathlib.Path
         except RuntimeError as e:
             if attempt == 2 or "timed out" in str(e):
                 raise
+
+
+def drop_file_info(path: pathlib.Path) -> pathlib.Path:
+    """Remove VizTracer's ``file_info`` member (the source text of every traced file, which
+    TraceVis3D never reads) from the trace at ``path``, in place; the event array and
+    ``viztracer_metadata`` keep their bytes.  For a committed recording of a third-party program:
+    networkx's recording held 1.35 MB (gzipped) of networkx's and the standard library's sources
+    beside 1.8 MB of events.  Raises RuntimeError when the file does not end in that member."""
+    import json
+
+    data = path.read_bytes()
+    k = data.rfind(b',"file_info":')
+    if k < 0 or not data.rstrip().endswith(b"}}"):
+        raise RuntimeError(f"{path}: no file_info member at the end of the trace")
+    kept = data[:k] + b"}"
+    try:
+        doc = json.loads(kept)
+        if "traceEvents" not in doc or "file_info" not in json.loads(data):
+            raise ValueError("not a VizTracer trace with file_info")
+    except ValueError as e:
+        raise RuntimeError(f"{path}: file_info could not be cut off: {e}") from None
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(kept)
+    os.replace(tmp, path)
+    return path
+
+
+def record_networkx(out_dir: pathlib.Path, timeout: float = 300) -> tuple:
+    """Issue 82's crowded Python trace: `tools/record_networkx.py`'s program (betweenness,
+    Louvain, minimum spanning tree, all-pairs shortest path lengths) on networkx's karate-club
+    graph and on the Les Misérables graph, under this interpreter (networkx importable: it is
+    pinned in requirements-dev.txt), VizTracer's file_info dropped (`drop_file_info`).
+    (path karate, path lesmis)."""
+    spec = importlib.util.spec_from_file_location("record_networkx", REPO / "tools" / "record_networkx.py")
+    rec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rec)
+    why = rec.networkx_missing()
+    if why:
+        raise RuntimeError(why)
+    return tuple(drop_file_info(pathlib.Path(rec.record(out_dir, graph, timeout=timeout)))
+                 for graph in ("karate", "lesmis"))

@@ -9,7 +9,7 @@ import numpy as np
 
 import tracevis3d
 from tracevis3d.layout.camera import project
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.params.icicle import IcicleParams
 from tracevis3d.layout.text import ASCENT, DESCENT, text_width
 
 

@@ -355,7 +355,7 @@ def test_layouts_light_the_path():
     import tracevis3d
     from tracevis3d.layout.critical_path import PATH_MATERIAL, path_of
     from tracevis3d.layout.icicle import icicle_layout
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
     from tracevis3d.layout.threads import threads_layout
     from tracevis3d.layout.threads_params import ThreadsParams
 

@@ -10,7 +10,7 @@ The names and files are those of tests/data/formats/go/cpu.pprof (Go 1.19).
 """
 import pytest
 
-from tracevis3d.layout.naming import describe_function
+from tracevis3d.naming import describe_function
 from tracevis3d.names import parse_function_name
 
 GO_ROOT = "/usr/lib/go-1.19/src/"

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import tracevis3d
-from tracevis3d.layout.naming import describe_function, function_table
+from tracevis3d.naming import describe_function, function_table
 from tracevis3d.layout.text import ELLIPSIS, MAX_NAME, fit_text, has_qualifier, name_candidates, text_width
 from tracevis3d.model import Trace
 from tracevis3d.names import (language_of_file, parse_function_name, script_module, script_parts, split_cpp,

@@ -12,8 +12,8 @@ import tracevis3d
 from tracevis3d.layout import colour, fold, geometry, icicle, icicle_measure, labels
 from tracevis3d.layout.colour import _folded_calls, function_area
 from tracevis3d.layout.geometry import dense_ranks, drawn_level_ids
-from tracevis3d.layout.naming import function_table
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.naming import function_table
+from tracevis3d.params.icicle import IcicleParams
 from tracevis3d.model import KIND_WAIT
 
 CHUNKS = {(labels, "FACE_CHUNK"): 37, (colour, "COLOUR_CHUNK"): 113, (geometry, "DRAWN_CHUNK"): 101,

@@ -323,7 +323,7 @@ def test_the_overview_on_several_threads_draws_the_figure_of_one(monkeypatch):
     import dataclasses
 
     from tracevis3d.layout import icicle, icicle_measure, overview_pool
-    from tracevis3d.layout.params import IcicleParams
+    from tracevis3d.params.icicle import IcicleParams
 
     monkeypatch.setattr(icicle, "GATHERED_MAX_CALLS", 0)  # the drawn calls read in place (a 10^8 figure's)
     monkeypatch.setattr(overview_pool, "MIN_PARALLEL_CALLS", 0)

@@ -9,7 +9,7 @@ import pytest
 
 import tracevis3d
 import tracevis3d.io
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.params.icicle import IcicleParams
 from tracevis3d.layout.select import PACK_MIN_LANES, pack_lanes, packed_lane_name, select_calls, thread_kind
 
 

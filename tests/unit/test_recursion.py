@@ -11,7 +11,7 @@ import tracevis3d
 from tracevis3d.kernels.recursion import recursion_depth, running_max_by_segment
 from tracevis3d.layout.camera import project
 from tracevis3d.layout.icicle import icicle_layout
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.params.icicle import IcicleParams
 from tracevis3d.layout.recursion import MIN_LEVELS, recursion_towers
 from tracevis3d.layout.select import select_calls
 from tracevis3d.layout.text import ASCENT, DESCENT, text_width
@@ -81,7 +81,7 @@ def _program(path, levels=40, resumptions=1, second_at=None):
 
 
 def _towers(trace):
-    from tracevis3d.layout.naming import function_table
+    from tracevis3d.naming import function_table
 
     sel = select_calls(trace, IcicleParams().validate(), window_first=True, name_members=True)
     return sel, recursion_towers(sel, function_table(sel.trace).infra)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tracevis3d.layout.camera import project
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.params.icicle import IcicleParams
 from tracevis3d.layout.refine import (MIN_ZOOM, Overview, Placement, camera_matrix, frame_x_range, place_refinement,
                                       refine_decision, view_window, window_params)
 from tracevis3d.layout.spec import CameraSpec

@@ -11,7 +11,7 @@ import tracevis3d
 from tracevis3d.layout import refine
 from tracevis3d.layout.icicle import icicle_layout, icicle_stages
 from tracevis3d.layout.labels import text_px
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.params.icicle import IcicleParams
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from tracevis3d.layout import IcicleParams, icicle_layout
 from tracevis3d.layout import palette
 from tracevis3d.layout.annotate import nice_ticks, tick_texts, trace_title
 from tracevis3d.layout.colour import INFRA_RGB, KIND_BROWN, OTHER_RGB, WAIT_RGB
-from tracevis3d.layout.naming import describe_function, drop_locals
+from tracevis3d.naming import describe_function, drop_locals
 from tracevis3d.layout.select import order_threads, select_calls
 from tracevis3d.layout.text import fit_text, name_candidates, text_width
 from tracevis3d.model import KIND_IO, KIND_WAIT, Trace

@@ -12,7 +12,7 @@ import pytest
 import tracevis3d
 from tracevis3d.layout import IcicleParams, icicle_layout
 from tracevis3d.layout.annotate import fmt_time
-from tracevis3d.layout.naming import function_table
+from tracevis3d.naming import function_table
 from tracevis3d.model_window import window_calls
 from tree_factory import random_trace
 

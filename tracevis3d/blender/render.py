@@ -218,7 +218,7 @@ def setup_render(path, engine: str = "BLENDER_WORKBENCH", resolution=(1920, 1080
     scene = scene or bpy.context.scene
     if scene.camera is None:
         raise ValueError("the scene has no camera: build the icicle first")
-    from ..layout.params import checked_resolution
+    from ..params.shared import checked_resolution
 
     w, h = checked_resolution(resolution)
     check_render_memory(w, h, engine=engine)

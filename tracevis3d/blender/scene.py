@@ -6,7 +6,7 @@ import time
 import bpy
 from mathutils import Vector
 
-from ..layout.params import IcicleParams
+from ..params.icicle import IcicleParams
 from ..model import Trace
 from .hygiene import BUILD_KEY, read_build_record
 from .writer import is_layer_object

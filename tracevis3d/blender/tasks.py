@@ -83,7 +83,7 @@ def _layout(trace, params):
     """Worker: (validated `IcicleParams`, `SceneSpec`, {"stages": its `IcicleStages`}); the
     layout modules are imported here, off the main thread (their first import loads numba)."""
     from ..layout.icicle import icicle_layout
-    from ..layout.params import IcicleParams
+    from ..params.icicle import IcicleParams
 
     if isinstance(params, dict):
         params = IcicleParams.from_dict(params)

@@ -254,7 +254,7 @@ def _recorded_fingerprint(scene, key, record_key: str = COLOURS_KEY) -> str | No
 
 def _trace_context(scene) -> dict:
     """The overview's trace and parameters (the build record), loaded once per file version."""
-    from ..layout.params import IcicleParams
+    from ..params.icicle import IcicleParams
     from . import session
     from .hygiene import read_build_record, recorded_trace_path
 

@@ -8,7 +8,7 @@ from .spec import (  # noqa: F401
     CameraSpec, InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec,
 )
 
-_LAZY = {"IcicleParams": ".params", "icicle_layout": ".icicle"}
+_LAZY = {"IcicleParams": "..params.icicle", "icicle_layout": ".icicle"}
 
 
 def __getattr__(name):

@@ -46,8 +46,8 @@ import numpy as np
 from ..kernels.sync import kind_durations
 from ..model import KIND_IO, KIND_OTHER, KIND_WAIT, Trace
 from . import palette
-from .naming import function_table
-from .params import parse_fold
+from ..naming import function_table
+from ..params.kinds import parse_fold
 
 AUTO_FUNCTION_COVER = 0.75
 #: a function name that is only a code address (a profile without symbols), bare or in a library

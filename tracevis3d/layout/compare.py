@@ -80,7 +80,7 @@ from .cutaway import compare_cutaway
 from .fold import BAND_WIDE
 from .geometry import box_layer, cluster_calls, cluster_layer, cluster_material_names
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, place_facing_text, text_px
-from .naming import function_table
+from ..naming import function_table
 from .spec import InstanceLayer, LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 from .text import cut_end, fit_lane_name, text_width
 from .xunit import x_unit_of

@@ -14,7 +14,7 @@ from .colour import INFRA_RGB, Colouring, LegendItem, oklch_rgb
 from .fold import BAND_NARROW, fold_levels
 from .frame import Frame
 from .geometry import drawn_calls
-from .naming import function_table
+from ..naming import function_table
 from ..params.compare import TUBE_COLOR_MODES, CompareParams  # noqa: F401
 from .select import select_calls
 from ..kernels.tree import single_marked_descent

@@ -36,7 +36,7 @@ from .cone_geometry import (EDGE_RGB, PARTIAL_RGB, RING_RGB, cone_labels, edge_t
 from .cutaway import cone_cutaway
 from .labels import TEXT_DARK, TEXT_LIGHT, leader_material, text_px
 from ..params.cone import ORIENTATIONS, ConeParams  # noqa: F401
-from .params import IcicleParams
+from ..params.icicle import IcicleParams
 from .select import PACK_MIN_LANES, filtered_trace, thread_groups
 from .spec import LabelSet, LegendEntry, LightSpec, MaterialSpec, SceneSpec
 
@@ -64,7 +64,7 @@ def cone_title(trace: Trace, pruned, n_calls: int, params: ConeParams, root: int
     kind = trace_kind_text(trace)  # merged stacks (whose calls are call paths), or calls made from samples
     calls = "call paths" if x_unit_of(trace).merged else "calls"
     if root is not None:
-        from .naming import describe_function
+        from ..naming import describe_function
 
         sub = f" · subtree of {describe_function(trace.name(0))[2]} (call {root:,})"
     else:
@@ -395,7 +395,7 @@ def folded_trace(trace: Trace, ip: IcicleParams, fold) -> tuple:
     children called by their callers.  Returns ``(trace, index in the loaded trace of each
     call or None, partially-expanded flag per call or None)``."""
     from ..transform import merge_calls
-    from .naming import share_function_table
+    from ..naming import share_function_table
 
     tr, orig, partial, merge = shown_calls(trace, ip, fold)
     if merge.any():

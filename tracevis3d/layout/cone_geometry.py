@@ -10,7 +10,7 @@ import numpy as np
 from .camera import camera_basis, euler_xyz, project, world_per_pixel
 from .colour import oklch_rgb
 from .labels import LEADER_PX, LEADER_RGB
-from .naming import function_table
+from ..naming import function_table
 from .spec import LabelSet, TubeLayer
 from .text import ASCENT, DESCENT, cut_end, text_width
 

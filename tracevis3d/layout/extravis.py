@@ -65,7 +65,7 @@ def shown_trace(trace: Trace, params: ExtravisParams) -> tuple:
     if params.fold == "none" and not params.hide and not params.hide_modules:
         return trace, None
     from .cone import folded_trace
-    from .params import IcicleParams
+    from ..params.icicle import IcicleParams
 
     ip = IcicleParams(hide=list(params.hide), hide_modules=list(params.hide_modules), fold=params.fold,
                       resolution=tuple(params.resolution), label_px=float(params.label_px)).validate()
@@ -99,9 +99,9 @@ def lit_elements(h: Hierarchy, patterns) -> np.ndarray | None:
     matched element's subtree, or an ancestor of one (a coarser level lifts to it)."""
     if not patterns:
         return None
-    from ..analysis.userregex import user_regex
+    from ..userregex import user_regex
 
-    # linear-time search (`analysis.userregex`): re's backtracking ran ``(a+)+$`` for minutes
+    # linear-time search (`tracevis3d.userregex`): re's backtracking ran ``(a+)+$`` for minutes
     rx = [user_regex(p, "highlight") for p in patterns]
     hit = np.array([any(r.search(s) for r in rx) for s in h.full_names], bool)  # per element, not per call
     lit = np.zeros(len(h), bool)

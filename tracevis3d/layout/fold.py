@@ -76,8 +76,8 @@ from ..kernels.fold_reduce import envelope_tops, kept_tree, reduced_tops, tiny_s
 from ..kernels.runs import sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
-from .naming import function_table
-from .params import parse_fold
+from ..naming import function_table
+from ..params.kinds import parse_fold
 
 PASS_THROUGH_SHARE = 0.9
 NARROW_EM = 3.5

@@ -36,8 +36,8 @@ from .frame import frame_lanes, lane_gap_levels
 from .geometry import (BOX_FILL, AtIndex, PARTIAL_MATERIAL, PARTIAL_RGBA, box_layer, cluster_calls, cluster_layer,
                        cluster_material_names, drawn_calls, partial_marker_layer)
 from .labels import TEXT_DARK, TEXT_LIGHT, LabelPlacer, icicle_labels, leader_material, name_plate_material, text_px
-from .naming import function_table
-from .params import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
+from ..naming import function_table
+from ..params.icicle import COLOR_BY, EXTRUDE_MEASURES, IcicleParams  # noqa: F401
 from . import flow_arcs as arcs
 from . import side_tracks as side
 from .instants import instant_markers, instants_in_window
@@ -56,7 +56,7 @@ EXTRUSION_LEVELS = 1.0  # the extruded top faces of the top lane take about this
 
 def short_name(full: str) -> str:
     """The readable end of a function name (``fib (/a/b.py:3)`` → ``fib``)."""
-    from .naming import describe_function
+    from ..naming import describe_function
 
     return describe_function(full)[4]
 

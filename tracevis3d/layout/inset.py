@@ -448,7 +448,7 @@ def detail_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: floa
     none): planned (`plan_inset`), built (`build_inset`), and kept only when it names at
     least `MIN_NEW_NAMES` functions the figure does not (``auto``; a window asked for is
     kept whatever it names).  ``figure_of``: as in `build_inset`."""
-    from .naming import function_table
+    from ..naming import function_table
 
     from .callouts import text_cells
 

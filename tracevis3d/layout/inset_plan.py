@@ -209,7 +209,7 @@ def plan_inset(st, frame, params, tpx: float, occupied: np.ndarray, cell: float,
                names: LabelSet, cl) -> list:
     """Where the inset may go and what it would magnify (see the module docstring): a plan
     per free rectangle tried, best first by the names the window search expects."""
-    from .naming import function_table
+    from ..naming import function_table
 
     sel, d = st.sel, st.drawn
     res = params.resolution

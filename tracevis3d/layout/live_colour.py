@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .colour import FAMILY_HUES, INFRA_RGB, OTHER_RGB, PALE_RGB, SHADES, WAIT_RGB, _shade
-from .naming import describe_function
+from ..naming import describe_function
 
 N_MODULE_COLOURS = 16
 OTHER, WAIT, INFRA, PALE, FIRST_MODULE = 0, 1, 2, 3, 4

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import IcicleParams
+from ..params.icicle import IcicleParams
 
 __all__ = ["Overview", "Placement", "window_params", "refined_layout", "place_refinement", "view_window",
            "refine_decision", "overview_colouring_of", "overview_colours", "OverviewColours", "content_fingerprint",

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..model import Trace
 from ..names import thread_kind
-from .params import IcicleParams
+from ..params.icicle import IcicleParams
 from .thread_work import busiest_lanes
 
 if TYPE_CHECKING:  # imported where used: analysis.filters is not loaded for every layout
@@ -287,7 +287,7 @@ def window_cut(trace: Trace, window) -> tuple:
     the fold rule), which is what the figure shows of them.  The last cut of each trace
     is kept."""
     from ..model_window import window_calls
-    from .naming import share_function_table
+    from ..naming import share_function_table
 
     t0, t1 = (float(x) for x in window)
     hit = _CUT_CACHE.get(trace)

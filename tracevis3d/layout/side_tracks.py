@@ -164,8 +164,8 @@ def choose_series(tr, t0: float, t1: float, patterns, max_counters: int) -> tupl
     var = np.zeros(ns)
     ok = np.isfinite(lo)
     var[ok] = (hi[ok] - lo[ok]) / np.maximum(np.maximum(np.abs(hi[ok]), np.abs(lo[ok])), 1e-300)
-    if patterns:  # a regular expression per label (user regexes are linear-time: `analysis.userregex`)
-        from ..analysis.userregex import user_regex
+    if patterns:  # a regular expression per label (user regexes are linear-time: `tracevis3d.userregex`)
+        from ..userregex import user_regex
 
         rx = [user_regex(p, "counters") for p in patterns]
         pick = []

@@ -165,7 +165,7 @@ def lane_lead_calls(trace: Trace, d, lanes) -> dict:
     A worker of a pool gets its task function (``task_md``), not the pool's loop; a lane with no
     such call gets none."""
     from ..model import KIND_IO, KIND_WAIT
-    from .naming import function_table
+    from ..naming import function_table
 
     lanes = np.asarray(sorted(set(int(k) for k in lanes)), np.int64)
     if not lanes.size or not len(d.idx):

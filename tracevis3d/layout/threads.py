@@ -50,8 +50,8 @@ from .corr_curves import (ANCHOR_INSET, CIRCLE_PX, MARKER_BAND, build_curves, ci
 from .fold import fold_levels
 from .geometry import cluster_calls, drawn_calls
 from .labels import TEXT_DARK, TEXT_LIGHT, contrast_text_material, name_plate_material, text_px
-from .naming import function_table
-from .params import IcicleParams
+from ..naming import function_table
+from ..params.icicle import IcicleParams
 from .ring import (ARC_SPAN, ARC_START, BAR_FILL, BASE_HEIGHT, RingPlacement, bar_heights, inner_radius, make_ring,
                    neighbour_distinct, polar, sector_angles)
 from .lane_blocks import block_name, lane_name_runs, lane_names_by_run
@@ -862,7 +862,7 @@ def concurrent_window(trace: Trace, threads) -> tuple | None:
 def ring_params(params: ThreadsParams, threads, window=None) -> IcicleParams:
     """The shared stages' parameters of the ring (select, fold, filters); without the
     automatic rule (nothing to squeeze) levels past ``max_levels`` are left out."""
-    from .params import parse_fold
+    from ..params.kinds import parse_fold
 
     cap = None if parse_fold(params.fold)[0] == "auto" else params.max_levels - 1
     return IcicleParams(threads=threads, thread_order=threads if params.threads else "default",

@@ -327,7 +327,7 @@ class Words(Kind):
 
 
 def regex_item(word: str, name):
-    """A user regular expression: linear-time (`analysis.userregex`), else ValueError."""
+    """A user regular expression: linear-time (`tracevis3d.userregex`), else ValueError."""
     from ..userregex import check_user_regex, user_regex
 
     if name is None:

@@ -134,3 +134,13 @@ CUTAWAY = Param(
     "cutaway", Cutaway(), None, group=SHOW, label="Cut away", default_text="none",
     help="remove what stands between the camera and a call (call:N) or a lane (lane:NAME), in the viewport "
          "and in renders (an Empty 'TV3D_cutaway' whose box can be moved, scaled and animated)")
+
+
+def checked_resolution(resolution) -> tuple:
+    """(width, height) as ints within 16..16384 px (ValueError otherwise)."""
+    return RESOLUTION.kind.check(resolution, "resolution")
+
+
+def checked_window(window, name: str = "time_window"):
+    """None, or (t0, t1) as finite floats with t0 < t1 (ValueError naming ``name``)."""
+    return TIME_WINDOW.kind.check(window, name)
