@@ -26,7 +26,34 @@ if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
   fi
 fi
 status=0
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+if [ $# -gt 0 ]; then
+  .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+else
+  # every layer (a folder of tests/ holding test_*.py): tests/unit first, alone (its failures show
+  # in 2 minutes); then the others as two pytest sessions side by side, one a core: tests/blender
+  # in one, the rest in the other (each session one test at a time, in file order, as before:
+  # the same order and fixtures as a session of its own).  Each session's output is kept whole
+  # in build/test-logs/ and printed, one after the other, when both have ended.
+  mapfile -t layers < <(for d in tests/*/; do compgen -G "${d}test_*.py" >/dev/null && echo "${d%/}"; done)
+  rest=()
+  for d in "${layers[@]}"; do [ "$d" = tests/unit ] || [ "$d" = tests/blender ] || rest+=("$d"); done
+  mkdir -p build/test-logs
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit || status=$?
+  : > build/test-logs/others.log
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/blender > build/test-logs/blender.log 2>&1 &
+  pids=($!)
+  if [ ${#rest[@]} -gt 0 ]; then
+    .venv/bin/python -m pytest -q -p no:cacheprovider "${rest[@]}" > build/test-logs/others.log 2>&1 &
+    pids+=($!)
+  fi
+  trap 'kill "${pids[@]}" 2>/dev/null' INT TERM  # an interrupted make test leaves no session running
+  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+  trap - INT TERM
+  echo "== tests/blender (build/test-logs/blender.log)"
+  cat build/test-logs/blender.log
+  echo "== ${rest[*]} (build/test-logs/others.log)"
+  cat build/test-logs/others.log
+fi
 # the smoke runs of every Blender line: 4.2 LTS, 4.5 LTS, 5.0, and 5.2 where .venv313 is (scripts/smoke_all.sh)
 [ -n "$PY313" ] || echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
 [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" = 1 ] || bash scripts/smoke_all.sh || status=$?

@@ -19,6 +19,9 @@ for _var in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
 os.environ.setdefault("NUMBA_CACHE_DIR", str(pathlib.Path.home() / ".cache" / "tracevis3d" / "numba-tests"))
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+#: tests/support: the summary names any kernel compiled during the tests (compile_log) and each
+#: layer's time against its budget (layer_budget)
+pytest_plugins = ["compile_log", "layer_budget"]
 REALDATA = pathlib.Path(os.environ.get("TRACEVIS3D_REALDATA", REPO.parent / "shared" / "realdata"))
 
 
@@ -53,8 +56,8 @@ def _recorded(tmp_path_factory, what: str, needs: str = "viztracer"):
 
 
 #: the session's recordings: fixture name -> (what `realtraces.record_<what>` records, what it needs)
-RECORDINGS = {"deep_trace_path": ("deep", "viztracer"), "threads_trace_path": ("threads", "viztracer"),
-              "json_pair_paths": ("json_pair", "viztracer"), "sync_program_path": ("sync_program", "viztracer"),
+RECORDINGS = {"fresh_deep_trace_path": ("deep", "viztracer"), "fresh_threads_trace_path": ("threads", "viztracer"),
+              "fresh_json_pair_paths": ("json_pair", "viztracer"),
               "threads_args_trace_path": ("threads_args", "viztracer"),
               "docutils_pool_paths": ("docutils_pool", "docutils"),
               "http_threads_paths": ("http_threads", "docutils"),
@@ -168,33 +171,80 @@ def early_result():
     return get
 
 
+#: the committed recordings (tests/data/recorded, made by tools/record_test_traces.py with the recipes
+#: of tests/support/realtraces.py) that figure, layout and analysis tests read: the same bytes on
+#: every run, whatever the machine's load was (a recording made during the session drew its figure
+#: from a run as slow or fast as that moment's machine)
+COMMITTED = REPO / "tests" / "data" / "recorded"
+
+
+def _committed(tmp_path_factory, name: str) -> tuple:
+    """The committed recording ``name`` inflated into a folder of the session (once per session,
+    by its fixture): (its paths, its manifest entry)."""
+    import gzip
+    import json
+    import shutil
+
+    entry = json.loads((COMMITTED / "manifest.json").read_text())[name]
+    folder = tmp_path_factory.mktemp(f"recorded-{name}")
+    paths = []
+    for f in entry["files"]:
+        target = folder / f["file"][: -len(".gz")]
+        with gzip.open(COMMITTED / f["file"]) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        paths.append(target)
+    return paths, entry
+
+
 @pytest.fixture(scope="session")
 def deep_trace_path(tmp_path_factory) -> pathlib.Path:
-    """A real VizTracer trace ≥ 100 levels deep (json.tool on a 105-level document), recorded
-    once per session (tests/support/realtraces.py); skips when viztracer is not installed."""
-    return _recorded(tmp_path_factory, "deep")
+    """A real VizTracer trace ≥ 100 levels deep (json.tool on a 105-level document), committed
+    (tests/data/recorded/deep_json_tool.json.gz)."""
+    return _committed(tmp_path_factory, "deep")[0][0]
 
 
 @pytest.fixture(scope="session")
 def threads_trace_path(tmp_path_factory) -> pathlib.Path:
     """A real VizTracer trace of examples/threads_pipeline.py: 5 named threads, lock, queue and
-    condition waits, file I/O; recorded once per session; skips when viztracer is not installed."""
-    return _recorded(tmp_path_factory, "threads")
+    condition waits, file I/O; committed (tests/data/recorded/threads_pipeline.json.gz)."""
+    return _committed(tmp_path_factory, "threads")[0][0]
 
 
 @pytest.fixture(scope="session")
 def json_pair_paths(tmp_path_factory) -> tuple:
     """Two real VizTracer traces of the same program on two inputs (json.tool on a list of
-    flat records and on nested records with floats and non-ASCII text), recorded once per
-    session: (path A, path B, seconds of the slower recording); skips without viztracer."""
-    return _recorded(tmp_path_factory, "json_pair")
+    flat records and on nested records with floats and non-ASCII text), committed
+    (tests/data/recorded/json_tool_{a,b}.json.gz): (path A, path B, seconds the recording took)."""
+    (a, b), entry = _committed(tmp_path_factory, "json_pair")
+    return a, b, float(entry["seconds"])
 
 
 @pytest.fixture(scope="session")
 def sync_program_path(tmp_path_factory) -> pathlib.Path:
     """tests/support/sync_program.py (producer → queue → consumer, a Condition, known hand-offs)
-    recorded with VizTracer --log_func_args once per session; skips without viztracer."""
-    return _recorded(tmp_path_factory, "sync_program")
+    recorded with VizTracer --log_func_args; committed (tests/data/recorded/sync_program.json.gz)."""
+    return _committed(tmp_path_factory, "sync_program")[0][0]
+
+
+@pytest.fixture(scope="session")
+def fresh_deep_trace_path(tmp_path_factory) -> pathlib.Path:
+    """`deep_trace_path`'s program recorded now, once per session, for the tests of the recorder
+    itself (tests/support/realtraces.py); skips when viztracer is not installed."""
+    return _recorded(tmp_path_factory, "deep")
+
+
+@pytest.fixture(scope="session")
+def fresh_threads_trace_path(tmp_path_factory) -> pathlib.Path:
+    """`threads_trace_path`'s program recorded now, once per session, for the tests of the
+    recorder itself; skips when viztracer is not installed."""
+    return _recorded(tmp_path_factory, "threads")
+
+
+@pytest.fixture(scope="session")
+def fresh_json_pair_paths(tmp_path_factory) -> tuple:
+    """`json_pair_paths`' program recorded now, once per session, for the tests of the recorder
+    itself: (path A, path B, seconds of the slower recording); skips without viztracer."""
+    return _recorded(tmp_path_factory, "json_pair")
 
 
 @pytest.fixture(scope="session")

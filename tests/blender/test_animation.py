@@ -345,7 +345,7 @@ def test_reveal_tubes_grow_from_a_to_b_in_order(pair, tmp_path):
 
 
 def test_handoffs_appear_when_their_waits_end(sync_program_path, tmp_path):
-    """tests/support/sync_program.py recorded with VizTracer (known hand-offs; skips without it)."""
+    """tests/support/sync_program.py recorded with VizTracer (known hand-offs; committed)."""
     out = tmp_path / "hand"
     assert _run(sync_program_path, "--view", "threads", "-o", out, "--seconds", 1, "--fps", 6, "--easing", "linear",
                 "--resolution", "320x180", "--samples", 1, "--frames", "6-6") == 0

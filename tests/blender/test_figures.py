@@ -1,6 +1,6 @@
 """Figures of real, deep and multi-threaded traces, rendered headless and measured on pixels.
 
-The traces are recorded at test time with VizTracer (tests/support/realtraces.py): json.tool on a
+The traces are real VizTracer recordings, committed (tests/data/recorded): json.tool on a
 deeply nested document (118 levels) and examples/threads_pipeline.py (5 threads, locks,
 a bounded queue, a condition, file I/O).  Each figure is built into Blender's startup
 scene, rendered with Workbench at 1920x1080, and measured with

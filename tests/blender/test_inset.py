@@ -11,7 +11,7 @@ import pytest
 
 import tracevis3d
 from tracevis3d.layout.camera import project
-from tracevis3d.layout.params import IcicleParams
+from tracevis3d.params.icicle import IcicleParams
 from tracevis3d.layout.text import ASCENT, DESCENT, text_width
 
 
@@ -240,14 +240,16 @@ def test_no_room_or_nothing_crowded_no_inset(tmp_path):
 
 
 def test_the_inset_on_a_real_deep_trace(deep_trace_path):
-    """json.tool on a 105-level document: the figure names at least 25 calls with its inset
-    (7 recordings here: 35–37), or 22 without (a recording whose imports took half the run
-    left the legend's column over them and only a 472×112-px room above the encoder's stacks:
-    the inset planned there, zoom 12, named fewer than 3 new functions, none was kept, and
-    the figure named 23; the same at stop 46's code: the planner's estimate ignores the room's
-    height); an inset, where kept, names at least 3 new functions at ≥ 14 px.
-    Asked for (``--inset`` over the argument parser's ``parse_args``), the inset names the
-    argument parser's calls, a few pixels wide in the figure, at ≥ 14 px, on any recording."""
+    """json.tool on a 105-level document (the committed recording, tests/data/recorded: its
+    figure names 22 calls and its inset 8 more, 7 of them new functions).  Guards: an inset that
+    takes the room of the figure's own names or names nothing new (a planner that ignored the
+    room's height once kept an inset naming fewer than 3 new functions); names of the inset
+    under 14 px; the figure's names lost (at least 20 in all, inset or not: well under the 30
+    drawn, far over a figure whose labelling failed).  Asked for (``--inset`` over the argument
+    parser's ``parse_args``), the inset names the argument parser's calls, a few pixels wide in
+    the figure, at ≥ 14 px.
+    (Recorded during the session, as before, the same program named 14 to 52 functions by the
+    machine's load while it ran: a bound on such a recording says nothing about the figure.)"""
     from tracevis3d.layout.icicle import icicle_layout
 
     trace = tracevis3d.load(deep_trace_path)
@@ -256,7 +258,7 @@ def test_the_inset_on_a_real_deep_trace(deep_trace_path):
     inside = _names(spec, inset=True)
     assert meta is None or meta["new_functions"] >= 3, meta
     assert all(_text_px(spec, j) >= 14.0 * 0.97 for j in inside)
-    assert len(_names(spec, inset=False)) + len(inside) >= (25 if meta is not None else 22)
+    assert len(_names(spec, inset=False)) + len(inside) >= 20
 
     names = np.asarray(trace.function_names)[trace.func]
     parse = np.flatnonzero(np.char.startswith(names.astype(str), "ArgumentParser.parse_args "))

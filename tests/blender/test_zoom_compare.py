@@ -1,5 +1,5 @@
 """Fly into a comparison (issue 70): `tracevis3d.blender.view.zoom_to` on a comparison scene
-of two real recordings (a JSON tool run on two documents, recorded at test time).
+of two real recordings (a JSON tool run on two documents, committed: tests/data/recorded).
 
 A zoom lays out the dedicated ``render-compare --window-a --window-b`` figure of A's window
 and B's window aligned to it (as wide, moved by the median offset of the matches of A's

@@ -1,5 +1,5 @@
 """Zoom into the cone tree (issue 70): `tracevis3d.blender.view.zoom_to(scene, call=...)` on a
-saved cone tree of a real deep trace (json.tool on a 105-level document, recorded at test time).
+saved cone tree of a real deep trace (json.tool on a 105-level document, committed: tests/data/recorded).
 
 The cone tree's "window" is a subtree: the zoom lays out the dedicated ``render-cone --root CALL``
 figure beside the overview (`blender.cone_zoom`) and puts the scene camera on it.  Measured in

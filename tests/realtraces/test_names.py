@@ -458,7 +458,7 @@ def test_other_traces_are_untouched(realdata):
 
 
 def test_recorded_traces_name_modules(deep_trace_path, threads_trace_path):
-    """On the session's real recordings: module bodies display as their module, every legend
+    """On the committed real recordings: module bodies display as their module, every legend
     label is unique, and the modules of the frames that make the depth are right."""
     for path in (deep_trace_path, threads_trace_path):
         t = tracevis3d.load(path)

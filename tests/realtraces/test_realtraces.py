@@ -1,4 +1,6 @@
-"""The real traces recorded for the tests (tests/support/realtraces.py): deep, multi-threaded, valid."""
+"""The recorder of the tests' real traces (tests/support/realtraces.py), on programs recorded now: a
+valid trace with the functions the program ran (deep, multi-threaded).  The figure, layout and
+analysis tests read these programs' committed recordings (tests/data/recorded)."""
 import warnings
 
 import numpy as np
@@ -13,8 +15,8 @@ def _load(path):
         return tracevis3d.load(path)
 
 
-def test_deep_trace_is_deep_and_valid(deep_trace_path):
-    t = _load(deep_trace_path).check()
+def test_deep_trace_is_deep_and_valid(fresh_deep_trace_path):
+    t = _load(fresh_deep_trace_path).check()
     assert int(t.depth.max()) >= 100, f"only {int(t.depth.max()) + 1} levels"
     assert 10_000 <= len(t) <= 200_000
     # the depth is the encoder's per-level generator
@@ -27,8 +29,8 @@ def test_deep_trace_is_deep_and_valid(deep_trace_path):
     assert sum("_iterencode_dict" in s for s in chain) >= 100
 
 
-def test_threads_trace_has_named_threads_and_waits(threads_trace_path):
-    t = _load(threads_trace_path).check()
+def test_threads_trace_has_named_threads_and_waits(fresh_threads_trace_path):
+    t = _load(fresh_threads_trace_path).check()
     assert t.n_threads >= 5
     names = set(t.thread_names)
     assert {"MainThread", "writer", "parse_0", "parse_1", "parse_2"} <= names, names
