@@ -58,3 +58,64 @@ def test_a_profiles_step_is_numpys_median():
         for x in (rng.random(n) * 1e3, np.round(rng.random(n) * 4) + 0.5, rng.exponential(size=n) * 1e-7,
                   10.0 ** rng.integers(-300, 300, n)):
             assert chrome_profile._median(x) == float(np.median(x)), n
+
+
+def _leaves_twin(raw, parent, kind_of):
+    """DevTools' rules sample by sample (`sample_leaves`' docstring): a lone ``(program)`` sample
+    between two JavaScript samples of the same bottom frame takes the previous one's node; GC
+    on top of the last non-GC sample's stack, one node per stack; else JavaScript or empty."""
+    n = raw.size
+
+    def kind(x):
+        return int(kind_of[x]) if x >= 0 else 0
+
+    def bottom(x):
+        while parent[x] >= 0:
+            x = int(parent[x])
+        return x
+
+    leaf = [int(x) if kind(x) == 3 else -1 for x in raw.tolist()]
+    for i in range(1, n - 1):
+        a, b, c = int(raw[i - 1]), int(raw[i]), int(raw[i + 1])
+        if kind(b) == 1 and kind(a) == 3 and kind(c) == 3 and bottom(a) == bottom(c):
+            leaf[i] = a
+    under, last = [], -1
+    for i in range(n):
+        if kind(int(raw[i])) != 2:
+            last = i
+        under.append(leaf[last] if last >= 0 else -1)
+    gc = sorted({under[i] for i in range(n) if kind(int(raw[i])) == 2 and under[i] >= 0})
+    for i in range(n):
+        if kind(int(raw[i])) == 2:
+            leaf[i] = parent.size + gc.index(under[i]) if under[i] >= 0 else int(raw[i])
+    return leaf, gc
+
+
+def test_sample_leaves_match_devtools_rules_sample_by_sample():
+    """`leaves_of_kinds` (the top-level frames found only when a lone ``(program)`` sample needs
+    them) against a sample-by-sample twin: random trees, every kind of node.  (In a parent cycle
+    the bottom frame is wherever pointer jumping stops: not a rule to twin.)"""
+    rng = np.random.default_rng(3)
+    lone_seen = 0
+    for _ in range(300):
+        n_nodes, n = int(rng.integers(1, 12)), int(rng.integers(0, 40))
+        parent = np.array([int(rng.integers(-1, k)) if k else -1 for k in range(n_nodes)], np.int64)
+        kind_of = rng.choice(np.array([0, 1, 2, 3, 3, 3], np.int8), n_nodes)
+        raw = rng.integers(-1, n_nodes, n).astype(np.int64)
+        leaf, gc = chrome_profile.leaves_of_kinds(raw, parent, kind_of)
+        want_leaf, want_gc = _leaves_twin(raw, parent, kind_of)
+        assert leaf.tolist() == want_leaf and gc.tolist() == want_gc
+        lone_seen += sum(1 for i in range(1, n - 1) if want_leaf[i] == raw[i - 1] and kind_of[raw[i]] == 1)
+    assert lone_seen > 20, lone_seen
+
+
+def test_parents_are_walked_only_for_a_lone_program_sample():
+    """The top-level frames (pointer jumping over all nodes, per profile) are found only when a
+    lone ``(program)`` sample needs them: parents no walk could follow (out of range) are never
+    read for a profile without one (before: every profile walked them)."""
+    kind_of = np.array([3, 3, 1], np.int8)
+    unwalkable = np.array([9, 9, 9], np.int64)
+    leaf, gc = chrome_profile.leaves_of_kinds(np.array([0, 1, 1, 0, 2, 2]), unwalkable, kind_of)
+    assert leaf.tolist() == [0, 1, 1, 0, -1, -1] and gc.size == 0
+    with pytest.raises(IndexError):  # a lone (program) sample: now they are walked
+        chrome_profile.leaves_of_kinds(np.array([0, 2, 1]), unwalkable, kind_of)

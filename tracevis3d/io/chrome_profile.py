@@ -450,18 +450,19 @@ def leaves_of_kinds(raw: np.ndarray, parent: np.ndarray, kind_of: np.ndarray) ->
     if not n_nodes:
         return np.full(n, -1, np.int64), np.zeros(0, np.int64)
     kind = np.where(raw >= 0, kind_of[np.maximum(raw, 0)], 0)  # 0 empty, 1 program, 2 GC, 3 JS
-    bottom = np.where(parent >= 0, parent, np.arange(n_nodes))  # each node's top-level frame: pointer jumping
-    for _ in range(int(n_nodes).bit_length() + 1):  # (a parent cycle just stops somewhere in the cycle)
-        nxt = bottom[bottom]
-        if np.array_equal(nxt, bottom):
-            break
-        bottom = nxt
     leaf = np.where(kind == 3, raw, -1)
     if n > 2:
         mid = np.arange(1, n - 1)
         lone = (kind[mid] == 1) & (kind[mid - 1] == 3) & (kind[mid + 1] == 3)
-        lone &= bottom[np.maximum(raw[mid - 1], 0)] == bottom[np.maximum(raw[mid + 1], 0)]
-        leaf[mid[lone]] = raw[mid[lone] - 1]
+        if lone.any():  # (each node's top-level frame only then: 10^4 small profiles spent a second on it)
+            bottom = np.where(parent >= 0, parent, np.arange(n_nodes))  # pointer jumping
+            for _ in range(int(n_nodes).bit_length() + 1):  # (a parent cycle just stops somewhere in the cycle)
+                nxt = bottom[bottom]
+                if np.array_equal(nxt, bottom):
+                    break
+                bottom = nxt
+            lone &= bottom[np.maximum(raw[mid - 1], 0)] == bottom[np.maximum(raw[mid + 1], 0)]
+            leaf[mid[lone]] = raw[mid[lone] - 1]
     is_gc = kind == 2
     gc_parent = np.zeros(0, np.int64)
     if is_gc.any():
@@ -569,13 +570,17 @@ def _stack_profile(p: _Profile, frames: ColumnFrames, max_abs_time: float, count
         with np.errstate(over="ignore", invalid="ignore"):
             t = start + np.cumsum(np.concatenate(p.deltas))
     ok = np.abs(t) <= max_abs_time  # (NaN and ±inf are not)
-    counts.add("js_sample_time", int(t.size - ok.sum()), p.first_row)
-    t, raw = t[ok], raw[ok]
+    n_out = t.size - int(np.count_nonzero(ok))
+    counts.add("js_sample_time", n_out, p.first_row)
+    if n_out:
+        t, raw = t[ok], raw[ok]
     if not t.size:
         return None
-    o = np.argsort(t, kind="stable")
-    t, raw = t[o], raw[o]
     d = np.diff(t)
+    if (d < 0).any():  # (already in order: the stable sort would leave it as it is)
+        o = np.argsort(t, kind="stable")
+        t, raw = t[o], raw[o]
+        d = np.diff(t)
     step = _median(d[d > 0])
     leaf, gc_parent = leaves_of_kinds(raw, parent, nt.kind_of)
     end = min(float(t[-1]) + step, max_abs_time) if step > 0 else float(t[-1]) + 1.0
