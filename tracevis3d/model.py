@@ -528,13 +528,13 @@ class Trace:
         # objects (CSR) of kept calls
         counts = self.obj_ptr[keep + 1] - self.obj_ptr[keep]
         obj_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        obj_sel = _csr_gather(self.obj_ptr, keep)
+        obj_sel = csr_gather(self.obj_ptr, keep)
         # args of kept calls
         a_mask = kept(self.args_call) if len(self.args_call) else np.zeros(0, bool)
         a_keep = np.flatnonzero(a_mask)
         a_counts = (self.args_ptr[1:] - self.args_ptr[:-1])[a_keep]
         args_ptr = np.concatenate([[0], np.cumsum(a_counts)]).astype(np.int64)
-        args_blob = self.args_blob[_csr_gather(self.args_ptr, a_keep)]
+        args_blob = self.args_blob[csr_gather(self.args_ptr, a_keep)]
         # flows whose both ends survive
         f_ok = np.zeros(len(self.flow_id), bool)
         if len(self.flow_id):
@@ -594,7 +594,7 @@ class Trace:
         return {k: getattr(self, k) for k in SIDE_FIELDS}
 
 
-def _csr_gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def csr_gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Indices of the CSR entries of ``rows`` (in row order), vectorized."""
     lo = ptr[rows]
     cnt = ptr[rows + 1] - lo
@@ -689,6 +689,28 @@ def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
+def length_mismatch(t: Trace) -> str | None:
+    """The first table of ``t`` whose length disagrees with the others, as a message: the per-call
+    arrays against ``len(func)``, the function tables against ``function_names``, the thread
+    tables against ``thread_pid``; None when all agree (`Trace.check`, `io.native.validate_trace`)."""
+    n, nf, nt = len(t), len(t.function_names), t.thread_pid.shape[0]
+    for name in CALL_DTYPES:
+        if getattr(t, name).shape[0] != n:
+            return f"{name} has length {getattr(t, name).shape[0]}, expected {n} (len(func))"
+    for name in ("function_files", "function_cats", "function_paths"):
+        if len(getattr(t, name)) != nf:
+            return f"{name} has {len(getattr(t, name))} entries, expected {nf}"
+    if t.function_lines.shape[0] != nf:
+        return f"function_lines has {t.function_lines.shape[0]} entries, expected {nf}"
+    for name in ("thread_tid", "thread_sort"):
+        if getattr(t, name).shape[0] != nt:
+            return f"{name} has {getattr(t, name).shape[0]} entries, expected {nt}"
+    for name in ("thread_names", "process_names"):
+        if len(getattr(t, name)) != nt:
+            return f"{name} has {len(getattr(t, name))} entries, expected {nt}"
+    return None
+
+
 def _check(t: Trace) -> None:
     n = len(t)
     for name, dt in ARRAY_DTYPES.items():
@@ -699,22 +721,10 @@ def _check(t: Trace) -> None:
             _fail(f"{name} has dtype {a.dtype}, expected {np.dtype(dt)}")
         if a.ndim != 1:
             _fail(f"{name} must be 1-D, has shape {a.shape}")
-    for name in CALL_DTYPES:
-        if getattr(t, name).shape[0] != n:
-            _fail(f"{name} has length {getattr(t, name).shape[0]}, expected {n} (len(func))")
-    nf = len(t.function_names)
-    for name in ("function_files", "function_cats", "function_paths"):
-        if len(getattr(t, name)) != nf:
-            _fail(f"{name} has {len(getattr(t, name))} entries, expected {nf}")
-    if t.function_lines.shape[0] != nf:
-        _fail(f"function_lines has {t.function_lines.shape[0]} entries, expected {nf}")
-    nt = t.thread_pid.shape[0]
-    for name in ("thread_tid", "thread_sort"):
-        if getattr(t, name).shape[0] != nt:
-            _fail(f"{name} has {getattr(t, name).shape[0]} entries, expected {nt}")
-    for name in ("thread_names", "process_names"):
-        if len(getattr(t, name)) != nt:
-            _fail(f"{name} has {len(getattr(t, name))} entries, expected {nt}")
+    problem = length_mismatch(t)
+    if problem:
+        _fail(problem)
+    nf, nt = len(t.function_names), t.thread_pid.shape[0]
     # objects CSR
     if t.obj_ptr.shape[0] != n + 1:
         _fail(f"obj_ptr has length {t.obj_ptr.shape[0]}, expected {n + 1}")

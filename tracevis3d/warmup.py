@@ -370,7 +370,7 @@ def warm_live(_a=None, _b=None) -> None:
     warm_stack_kernel()
 
 
-_live_all = warm_live  # what the live view runs when it connects (`blender.live_view.LiveView`)
+live_all = warm_live  # what the live view runs when it connects (`blender.live_view.LiveView`)
 
 
 def main(argv=None) -> int:

@@ -490,7 +490,7 @@ def test_no_name_is_crossed_by_an_edge(realdata, name):
     threads = [j for j in range(len(lab)) if lab.kind[j] == "lane" and lab.texts[j] != "all threads"]
     if name == "viztracer-examples/multi_process_pool.json":
         # 9 threads: the main process's 3 Dummy threads one node, the pool's 5 forked workers (their
-        # processes of one kind, each its MainThread: `select._kind_of`) another, every node named
+        # processes of one kind, each its MainThread: `select.kind_of`) another, every node named
         n_thread_nodes = int(np.count_nonzero(parent == 0))
         assert t.n_threads == 9 and n_thread_nodes == 3 and len(threads) >= n_thread_nodes, \
             [lab.texts[j] for j in threads]
@@ -520,7 +520,7 @@ def test_a_thread_named_far_from_its_sphere_has_a_leader_to_it(realdata, name):
 
     t = (tracevis3d.load(realdata / name) if name else
          random_trace(n_roots=6, fanout=4, max_depth=7, threads=3, seed=11, n_func=40))
-    # a node per thread (its pool's forked workers would be one: `select._kind_of`), so its 9
+    # a node per thread (its pool's forked workers would be one: `select.kind_of`), so its 9
     # thread nodes crowd the root's ring as they did
     spec = cone_layout(t, ConeParams(pack_threads=False))
     lab = spec.labels

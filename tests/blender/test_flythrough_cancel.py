@@ -21,13 +21,13 @@ MAX_POLLS = 200_000  # a poll that never reaches its step fails the test, never 
 
 
 def _keys(idblock) -> list:
-    from tracevis3d.blender.anim_camera import _fcurves
+    from tracevis3d.blender.anim_camera import action_fcurves
 
     ad = getattr(idblock, "animation_data", None)
     if ad is None or ad.action is None:
         return []
     return sorted((fc.data_path, fc.array_index, tuple(round(v, 5) for kp in fc.keyframe_points for v in kp.co))
-                  for fc in _fcurves(ad.action, idblock))
+                  for fc in action_fcurves(ad.action, idblock))
 
 
 def _snapshot(scene) -> dict:

@@ -116,8 +116,8 @@ def test_the_build_keeps_what_the_first_zoom_needs(saved):
     # built in this session: the trace and the colours are at hand
     from tracevis3d.blender.scene import build_icicle
 
-    build_icicle(trace, trace_path=view._trace_context(scene)["path"])
-    ctx = view._trace_context(scene)
+    build_icicle(trace, trace_path=view.trace_context(scene)["path"])
+    ctx = view.trace_context(scene)
     assert ctx["trace"] is trace and ctx["colouring_of"] is not None
     real = refine.overview_colours
     refine.overview_colours = None  # calling it would fail the zoom
@@ -177,7 +177,7 @@ def test_the_overview_is_cut_and_moved_around_the_refined_stretch(saved):
     # building the figure again replaces the refined stretch with the rest
     from tracevis3d.blender.scene import build_icicle
 
-    build_icicle(trace, trace_path=view._trace_context(scene)["path"])
+    build_icicle(trace, trace_path=view.trace_context(scene)["path"])
     assert view.zoom_state(scene) is None and view.ZOOM_COLLECTION not in bpy.data.collections
     assert len(bpy.data.objects) == n_objects
 
@@ -284,7 +284,7 @@ def test_the_panels_zoom_to_operator(saved):
         st = view.zoom_state(scene)
         dedicated = _dedicated_names(trace, params, (t0, t1))
         assert st["window"] == pytest.approx([t0, t1]) and names_enough(len(names_in_frame(scene)), dedicated)
-        scene.tracevis3d.trace_path = str(view._trace_context(scene)["path"])
+        scene.tracevis3d.trace_path = str(view.trace_context(scene)["path"])
         scene.tracevis3d.picked_call = int(np.argmax(trace.end - trace.start >= 0.5 * (t1 - t0)))
         assert bpy.ops.tracevis3d.zoom_to(target="PICKED") == {"FINISHED"}
         call = scene.tracevis3d.picked_call

@@ -214,7 +214,7 @@ def thread_starts(tb: Tables) -> None:
 def _object_thread(trace: Trace, calls: np.ndarray) -> np.ndarray:
     """The thread each call's ``self`` repr names (``<Thread(parse_0, started ..)>``), -1
     when none or not a thread of the trace."""
-    from .sync_objects import _self_of, object_from_self
+    from .sync_objects import self_of, object_from_self
 
     out = np.full(calls.size, -1, np.int64)
     if trace.args_call.size == 0 or calls.size == 0:
@@ -225,7 +225,7 @@ def _object_thread(trace: Trace, calls: np.ndarray) -> np.ndarray:
     pos = np.minimum(np.searchsorted(trace.args_call, calls), trace.args_call.size - 1)
     for j in np.flatnonzero(trace.args_call[pos] == calls).tolist():
         k = int(pos[j])
-        s = _self_of(trace.args_blob[trace.args_ptr[k]:trace.args_ptr[k + 1]].tobytes())
+        s = self_of(trace.args_blob[trace.args_ptr[k]:trace.args_ptr[k + 1]].tobytes())
         obj = object_from_self(s) if s else None
         if obj and obj.endswith(")") and "Thread(" in obj:
             out[j] = by_name.get(obj[obj.index("(") + 1:-1], -1)

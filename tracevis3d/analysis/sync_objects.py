@@ -66,7 +66,8 @@ def object_from_self(text: str) -> str | None:
     return None
 
 
-def _self_of(blob: bytes):
+def self_of(blob: bytes):
+    """The ``self`` repr string in one call's JSON args (at the top or under ``func_args``), or None."""
     import orjson
 
     try:
@@ -93,7 +94,7 @@ def named_by_self(trace: Trace, wanted: np.ndarray, names: list, index: dict) ->
     ptr, blob = trace.args_ptr, trace.args_blob
     seen: dict = {}
     for k in sel.tolist():
-        s = _self_of(blob[ptr[k]:ptr[k + 1]].tobytes())
+        s = self_of(blob[ptr[k]:ptr[k + 1]].tobytes())
         if s is None:
             continue
         oid = seen.get(s)

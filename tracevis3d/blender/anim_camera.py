@@ -27,7 +27,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from .meshobj import _tag
+from .meshobj import tag_datablock
 
 ZOOM = 3.0  # the fly-through's camera: this many times closer than the still's
 INTRO_SHARE = 0.2  # the fly-through's first frames: from the whole figure to the path
@@ -68,18 +68,18 @@ def _view(cam) -> tuple:
 def _key(ob, path: str, frame: int, interpolation: str | None = None) -> None:
     ob.keyframe_insert(path, frame=frame)
     if interpolation:
-        _interpolate(ob, path, interpolation)
+        interpolate(ob, path, interpolation)
 
 
-def _interpolate(ob, path: str, interpolation: str) -> None:
+def interpolate(ob, path: str, interpolation: str) -> None:
     """Every keyframe of ``ob``'s F-curves of ``path`` interpolated as ``interpolation``."""
-    for fc in _fcurves(ob.animation_data.action, ob):
+    for fc in action_fcurves(ob.animation_data.action, ob):
         if fc.data_path == path:
             for kp in fc.keyframe_points:
                 kp.interpolation = interpolation
 
 
-def _fcurves(action, ob):
+def action_fcurves(action, ob):
     """The F-curves of ``ob`` in ``action`` (Blender 5's layered actions, or the old list)."""
     if hasattr(action, "fcurves") and not hasattr(action, "layers"):
         return list(action.fcurves)
@@ -238,7 +238,7 @@ def turntable(scene, coll, boxes: dict, n: int) -> dict:
     size = hi - lo
     r_xy = 0.5 * math.hypot(float(size[0]), float(size[1]))  # the circle the figure sweeps around z
     h_half = 0.5 * float(size[2])
-    pivot = _tag(bpy.data.objects.new("TV3D_turntable", None))
+    pivot = tag_datablock(bpy.data.objects.new("TV3D_turntable", None))
     pivot["tv3d_anim"] = True
     pivot.location = centre
     coll.objects.link(pivot)
@@ -289,7 +289,7 @@ def sticky_lane_names(scene, coll) -> int:
     cam = scene.camera
     if cam is None or cam.animation_data is None or cam.animation_data.action is None:
         return 0
-    curves = {(fc.data_path, fc.array_index): fc for fc in _fcurves(cam.animation_data.action, cam)}
+    curves = {(fc.data_path, fc.array_index): fc for fc in action_fcurves(cam.animation_data.action, cam)}
     loc_curves = [curves.get(("location", k)) for k in range(3)]
     if any(fc is None for fc in loc_curves):
         return 0
@@ -307,7 +307,7 @@ def sticky_lane_names(scene, coll) -> int:
     left = sorted(corners, key=lambda c: c.x)[:2]
     scale_fc = None  # an orthographic fly-through keys its zoom on the camera's data
     if ortho and cam.data.animation_data is not None and cam.data.animation_data.action is not None:
-        scale_fc = next((fc for fc in _fcurves(cam.data.animation_data.action, cam.data)
+        scale_fc = next((fc for fc in action_fcurves(cam.data.animation_data.action, cam.data)
                          if fc.data_path == "ortho_scale"), None)
     n_world = (rot @ Vector((1.0, 0.0, 0.0))) if ortho else (rot @ left[0].cross(left[1]))
     if abs(n_world.x) < 1e-9:
@@ -328,5 +328,5 @@ def sticky_lane_names(scene, coll) -> int:
             ob.location.x = max(float(ob["tv3d_home_x"]), x_edge + width + STICKY_MARGIN * ob.data.size)
             ob.keyframe_insert("location", index=0, frame=f)
     for ob in names:
-        _interpolate(ob, "location", "LINEAR")
+        interpolate(ob, "location", "LINEAR")
     return len(names)

@@ -9,7 +9,7 @@ import math
 import bpy
 
 from .anim_nodes import now_group, set_inputs
-from .meshobj import _tag
+from .meshobj import tag_datablock
 
 
 def clock_unit(span_us: float, t0: float) -> tuple:
@@ -36,8 +36,8 @@ def now_mesh_object(coll, name: str, clock: dict, span: float, t0: float, inputs
     unit, scale, decimals = clock_unit(span, t0)
     group = now_group(unit, decimals, anim_material("TV3D_now_line", (0.85, 0.05, 0.05)),
                       anim_material("TV3D_now_text", (0.6, 0.02, 0.02)))
-    me = _tag(bpy.data.meshes.new(name))
-    ob = _tag(bpy.data.objects.new(name, me))
+    me = tag_datablock(bpy.data.meshes.new(name))
+    ob = tag_datablock(bpy.data.objects.new(name, me))
     ob["tv3d_anim"] = True
     coll.objects.link(ob)
     mod = ob.modifiers.new("TraceVis3D now", "NODES")

@@ -26,7 +26,7 @@ import bpy
 import numpy as np
 
 from .compat import modifier_input_path, set_modifier_input, set_node_option
-from .meshobj import _tag
+from .meshobj import tag_datablock
 
 CLOCK_INPUTS = (("Start (s)", 0.0), ("Duration (s)", 1.0), ("Ease", 1.0),
                 ("Trace Start (µs)", 0.0), ("Trace End (µs)", 1.0))
@@ -96,7 +96,7 @@ class _Graph:
 def _new_group(name: str, inputs: tuple):
     """A fresh Geometry Nodes group with a Geometry input and output and float ``inputs``
     ((name, default) each); the group and its input node."""
-    ng = _tag(bpy.data.node_groups.new(name, "GeometryNodeTree"))
+    ng = tag_datablock(bpy.data.node_groups.new(name, "GeometryNodeTree"))
     ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
     ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     for sname, default in inputs:

@@ -4,7 +4,7 @@ from the whole figure into the window, and its frames show the detail as the cam
 
 Before the frames, the refinement levels are built once (`refine_levels_steps`, a `Job`): K
 windows nested around the target (`layout.fly_levels.nested_windows`, K at most the declared
-``zoom_levels``), each laid out by the zoom's code (`zoom_inputs._layout`: the dedicated
+``zoom_levels``), each laid out by the zoom's code (`zoom_inputs.context_layout`: the dedicated
 ``--window`` figure in the overview's colours) and written into its own collection
 ``TraceVis3D fly level j`` (`zoom_write.write_refinement_steps`), moved where a zoom places it
 (`refine.place_refinement`).  Then everything that changes along the path is keyed, constant
@@ -15,7 +15,7 @@ from frame to frame (`key_levels`):
   ``TraceVis3D fly split`` whose Left / Right / Shift are keyed per level (each level's
   `refine.Placement`) and which is off (``show_render`` keyed) while the overview is seen whole;
 - the overview's names: hidden where a level takes their stretch, moved right with what lies
-  after it (as `zoom_split._apply_split` does), the lanes' names hidden while a level is seen;
+  after it (as `zoom_split.apply_split` does), the lanes' names hidden while a level is seen;
 - the camera: a key on every frame (`layout.fly_levels`): each level's own camera (the level's
   figure framed as its still) scaled about a point of the front plane until its frame spans
   what the next level's camera frames; lens shift and clipping keyed with it.
@@ -91,9 +91,9 @@ def overview_axis(scene, meta: dict, boxes: dict) -> refine.Overview:
 def _auto_window(ctx: dict, span) -> tuple:
     """Worker: ``zoom_window="auto"`` (module doc): the trace loaded as the zoom loads it."""
     from ..params.animation import ZOOM_AUTO_MAGNIFICATION
-    from .zoom_inputs import _prepare
+    from .zoom_inputs import prepare
 
-    _prepare(ctx)
+    prepare(ctx)
     trace, threads = ctx["trace"], ctx["params"].threads
     start = trace.start
     if threads is not None and len(threads):
@@ -123,10 +123,10 @@ def refine_levels_steps(job: Job, scene, ov: refine.Overview, window, max_levels
     "placement", "pose", "collection", "objects", "calls_drawn", "names", "seconds"}].  The
     scene camera stays what it was; nothing else of the scene changes."""
     from .figure_report import NAME_KINDS
-    from .zoom_inputs import _layout, _trace_context
+    from .zoom_inputs import context_layout, trace_context
     from .zoom_write import GROUP_PREFIX, write_refinement_steps
 
-    ctx = _trace_context(scene)
+    ctx = trace_context(scene)
     still_camera = scene.camera
     remove_staging(scene)  # a build stopped by a crash (never part of an animation)
     job.on_cleanup(lambda: remove_staging(scene, still_camera))  # stopped half-way: the scene as it was
@@ -143,7 +143,7 @@ def refine_levels_steps(job: Job, scene, ov: refine.Overview, window, max_levels
     for j, w in enumerate(windows, 1):
         job.report((j - 1) / k, f"laying out level {j} of {k}: {w[0]:,.0f}..{w[1]:,.0f} µs")
         t = time.perf_counter()
-        _wparams, spec = yield job.off_main(_layout, ctx, w, None)
+        _wparams, spec = yield job.off_main(context_layout, ctx, w, None)
         t_layout = time.perf_counter() - t
         placement = refine.place_refinement(ov, spec.meta, spec.camera, spec.resolution, w)
         t = time.perf_counter()
@@ -280,15 +280,15 @@ def _plain_first_frame(scene, cam, framed: dict, n: int) -> dict:
     """The camera's pose on the plain fly-through's first frame (`anim_camera.flythrough`: its
     establishing shot, no lens shift, its near clip for the path): its keys made, read at frame
     1 and removed, so the refined path starts on the very same frame."""
-    from .anim_camera import _fcurves, flythrough
+    from .anim_camera import action_fcurves, flythrough
 
     flythrough(scene, framed, n)
     pose = _pose(cam)
-    curves = {(fc.data_path, fc.array_index): fc for fc in _fcurves(cam.animation_data.action, cam)}
+    curves = {(fc.data_path, fc.array_index): fc for fc in action_fcurves(cam.animation_data.action, cam)}
     pose["location"] = [float(curves[("location", k)].evaluate(1)) for k in range(3)]
     ad = cam.data.animation_data
     if pose["ortho"] and ad is not None and ad.action is not None:
-        scale = {fc.data_path: fc for fc in _fcurves(ad.action, cam.data)}.get("ortho_scale")
+        scale = {fc.data_path: fc for fc in action_fcurves(ad.action, cam.data)}.get("ortho_scale")
         if scale is not None:
             pose["ortho_scale"] = float(scale.evaluate(1))
     cam.animation_data_clear()
@@ -311,7 +311,7 @@ def _front_row(pose: dict, resolution) -> tuple:
     persp = _persp(pose, resolution)
     out = []
     for u in (-1.0, 1.0):
-        o, d = refine._unproject(persp, u, 0.0)
+        o, d = refine.unproject(persp, u, 0.0)
         s = -o[1] / d[1] if abs(d[1]) > 1e-12 else 0.0
         out.append(o + s * d)
     return out[0], out[1]
@@ -364,12 +364,12 @@ def camera_path(ov, levels: list, overview_pose: dict, resolution, n_frames: int
 
 # ------------------------------------------------------------------------------ keys
 def _constant(ob, paths) -> None:
-    from .anim_camera import _fcurves
+    from .anim_camera import action_fcurves
 
     ad = ob.animation_data
     if ad is None or ad.action is None:
         return
-    for fc in _fcurves(ad.action, ob):
+    for fc in action_fcurves(ad.action, ob):
         if fc.data_path in paths:
             for kp in fc.keyframe_points:
                 kp.interpolation = "CONSTANT"
@@ -400,24 +400,24 @@ def _key_camera(scene, cam, path: list) -> None:
         d.clip_start, d.clip_end, d.ortho_scale = pose["clip_start"], pose["clip_end"], pose["ortho_scale"]
         for prop in ("lens", "shift_x", "shift_y", "clip_start", "clip_end") + (("ortho_scale",) if pose["ortho"] else ()):
             d.keyframe_insert(prop, frame=f)
-    from .anim_camera import _interpolate
+    from .anim_camera import interpolate
 
     for ob, props in ((cam, ("location", "rotation_euler")),
                       (cam.data, ("lens", "shift_x", "shift_y", "clip_start", "clip_end", "ortho_scale"))):
         if ob.animation_data is not None and ob.animation_data.action is not None:
             for p in props:
-                _interpolate(ob, p, "LINEAR")
+                interpolate(ob, p, "LINEAR")
 
 
 def _key_split(coll, levels: list, phases: list) -> int:
     """The overview cut and moved around each level's stretch in its phase (the zoom's split
     group as a modifier whose inputs are keyed), whole while the overview is seen."""
-    from .zoom_split import _split_targets, split_group
+    from .zoom_split import split_targets, split_group
 
     ng = split_group()
     ident = {s.name: s.identifier for s in ng.interface.items_tree if s.in_out == "INPUT"}
     first = phases[1][0]
-    targets = _split_targets(coll)
+    targets = split_targets(coll)
     for ob in targets:
         mod = ob.modifiers.new(FLY_SPLIT_MODIFIER, "NODES")
         mod.node_group = ng
@@ -439,9 +439,9 @@ def _key_split(coll, levels: list, phases: list) -> int:
 
 def _key_overview_names(coll, levels: list, phases: list) -> int:
     """The overview's names under each level's stretch hidden in its phase, those after it moved
-    right by its shift (`zoom_split._apply_split`); the lanes' names hidden while any level is
+    right by its shift (`zoom_split.apply_split`); the lanes' names hidden while any level is
     seen (their x follows the camera, `anim_camera.sticky_lane_names`).  Names keyed."""
-    from .zoom_split import _label_x_range
+    from .zoom_split import label_x_range
 
     n = 0
     for ob in [o for o in coll.objects if o.type == "FONT" and o.parent is None and not o.hide_render]:
@@ -449,7 +449,7 @@ def _key_overview_names(coll, levels: list, phases: list) -> int:
             _key_shown(ob, [(1, phases[0][1])])
             n += 1
             continue
-        lo, hi = _label_x_range(ob)
+        lo, hi = label_x_range(ob)
         states = []
         for lv in levels:
             pl = lv["placement"]

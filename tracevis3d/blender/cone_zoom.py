@@ -87,7 +87,7 @@ def _subtree_layout(kept: dict, params: dict, call):
 def _frame_x(persp) -> tuple:
     """(left, right) x of a camera's frame at half height, on the plane y = y of the point its
     centre ray meets on y = 0 (the tree's axis stands on x = y = 0)."""
-    o, d = refine._unproject(persp, 0.0, 0.0)
+    o, d = refine.unproject(persp, 0.0, 0.0)
     s = -o[1] / d[1] if abs(d[1]) > 1e-12 else 0.0
     return refine.frame_x_range(persp, float((o + s * d)[2]))
 

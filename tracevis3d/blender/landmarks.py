@@ -83,7 +83,7 @@ def call_positions(collection_name: str = "TraceVis3D") -> tuple:
     """(call indices, world positions) of every drawn box or node that stands for a call:
     icicle boxes (point-cloud layers) and cone-tree nodes (the ``cone_nodes`` tube mesh,
     one position per node: the mean of its faces' centres)."""
-    from .pick import _layer_arrays
+    from .pick import layer_arrays
 
     coll = bpy.data.collections.get(collection_name)
     calls, pos = [np.zeros(0, np.int64)], [np.zeros((0, 3))]
@@ -93,7 +93,7 @@ def call_positions(collection_name: str = "TraceVis3D") -> tuple:
         if ob.get("tv3d_space") == "camera":
             continue
         if is_layer_object(ob):
-            p, _sc, ci = _layer_arrays(ob)
+            p, _sc, ci = layer_arrays(ob)
             mw = np.array(ob.matrix_world)
             p = p @ mw[:3, :3].T + mw[:3, 3]
             ok = ci >= 0

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..layout.icicle import short_name
 from ..layout.live import BOX_FILL
-from ..live.store import _grow
+from ..live.store import grow_rows
 
 INTERVAL = 1.0
 
@@ -29,7 +29,7 @@ INTERVAL = 1.0
 def text_object(coll, name: str, material, parent=None):
     """A FONT object of the live scene, linked in ``coll``: in the x-z plane facing the camera,
     or (``parent``) a heads-up item in its parent's frame, casting no shadow."""
-    from .writer import _attach_to_camera, _no_shadow
+    from .writer import attach_to_camera, no_shadow
 
     cu = bpy.data.curves.new(name, "FONT")
     cu.materials.append(material)
@@ -39,8 +39,8 @@ def text_object(coll, name: str, material, parent=None):
         ob.rotation_euler = (math.pi / 2, 0.0, 0.0)
     else:
         cu.align_y = "BOTTOM_BASELINE"
-        _attach_to_camera(ob, parent)
-        _no_shadow(ob)
+        attach_to_camera(ob, parent)
+        no_shadow(ob)
     return ob
 
 
@@ -70,7 +70,7 @@ class LiveLabels:
             keep &= ~hidden
         new = lo + np.flatnonzero(keep)
         k = self.cand_n[ti]
-        self.cand[ti] = _grow(self.cand[ti], k + new.size)
+        self.cand[ti] = grow_rows(self.cand[ti], k + new.size)
         self.cand[ti][k: k + new.size] = new
         self.cand_n[ti] = k + new.size
 

@@ -196,9 +196,9 @@ class LiveMemoryView:
         """The view's parameters; while the program runs, a title that says so."""
         if self.params.title is not None or finished:
             return self.params
-        from ..layout.memory import _program, fmt_bytes, fmt_ms
+        from ..layout.memory import capture_program, fmt_bytes, fmt_ms
 
-        title = (f"{_program(cap)} · live, {fmt_ms(cap.duration_ms)} so far · peak {fmt_bytes(cap.peak_bytes)} · "
+        title = (f"{capture_program(cap)} · live, {fmt_ms(cap.duration_ms)} so far · peak {fmt_bytes(cap.peak_bytes)} · "
                  f"{cap.n_allocations:,} allocator records · held now {fmt_bytes(cap.leaked_bytes)}")
         return type(self.params).from_dict({**self.params.to_dict(), "title": title}).validate()
 

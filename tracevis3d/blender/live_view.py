@@ -26,11 +26,11 @@ from ..layout.live_colour import CLUSTER_SLOT_NAMES, SLOT_NAMES, DrawnDepths
 from ..layout.live_lanes import axis_ticks, lane_name_places
 from ..layout.spec import MaterialSpec, SceneSpec
 from ..layout.text import cut_end
-from ..live.store import _grow
-from ..warmup import _live_all
+from ..live.store import grow_rows
+from ..warmup import live_all
 from .live_chunks import CHUNK, ChunkedLayer
 from .live_labels import MAX_SWATCHES, LiveLabels, text_object, write_hud
-from .writer import _attach_to_camera, ensure_collection, ensure_material, setup_world_and_display, write_camera, \
+from .writer import attach_to_camera, ensure_collection, ensure_material, setup_world_and_display, write_camera, \
     write_layer, write_lights
 
 TEXT_MATERIAL = "TV3D_live_text"
@@ -41,7 +41,7 @@ class LiveView:
     """Keeps a Blender collection in step with a `LiveSession` (call `update` after polls)."""
 
     def __init__(self, params: LiveParams | None = None, collection: str = "TraceVis3D Live", scene=None):
-        _live_all()  # the live kernels (stack, sub-pixel clusters) loaded now, at connect, not in a poll
+        live_all()  # the live kernels (stack, sub-pixel clusters) loaded now, at connect, not in a poll
         self.scene = scene or bpy.context.scene
         self.layout = LiveLayout(params)
         self.coll = ensure_collection(collection, self.scene)
@@ -105,7 +105,7 @@ class LiveView:
         # the legend's swatches: one point cloud made now (zero-size points = room)
         self.legend_ob = write_layer(self.layout.empty_layer("live_legend", MAX_SWATCHES), self.coll,
                                      "TV3D_live_legend")
-        _attach_to_camera(self.legend_ob, self.hud_root)
+        attach_to_camera(self.legend_ob, self.hud_root)
         self._last_rank = -math.inf
         self._last_cluster, self._cluster_px = -math.inf, 0.0
         self._frozen_n, self._frozen_t, self._frozen_px, self._frozen_stale = 0, 0.0, 0.0, False
@@ -185,7 +185,7 @@ class LiveView:
         for ti, T in enumerate(threads):
             have = self.inst_n[ti]
             if T.n > have and self._shown(ti, T):
-                self.inst[ti] = _grow(self.inst[ti], T.n)
+                self.inst[ti] = grow_rows(self.inst[ti], T.n)
                 hidden = self.drawn.new_calls(ti, T, have)
                 if hidden is None:
                     self.inst[ti][have: T.n] = self._alloc(T.n - have)
@@ -411,7 +411,7 @@ class LiveView:
         k = cpos.shape[0]
         if k:
             self.clusters.put(base + np.arange(k), cpos, csc, ccol, cslot)
-            self._c_about = _grow(self._c_about, base + k)
+            self._c_about = grow_rows(self._c_about, base + k)
             self._c_about[base: base + k] = np.stack([a.astype(np.int64) for a in about], axis=1)
         return k
 
@@ -498,7 +498,7 @@ class LiveView:
         colour changed."""
         L = self.layout
         names = session.fnames  # their slots were given at the start of the update
-        closed = self._area_closed = _grow(self._area_closed, len(names), fill=0.0)
+        closed = self._area_closed = grow_rows(self._area_closed, len(names), fill=0.0)
         area = np.zeros(len(names), np.float64)
         for ti, T in enumerate(session.threads):
             while len(self._area_cursor) <= ti:

@@ -76,7 +76,7 @@ def pick_band(origin, direction, scene=None, collection_name: str = "TraceVis3D"
     address) with the moment hit (``at_ms``), the bytes the band holds there (``held_bytes``)
     and the age of the band's memory then (``age_ms``: since its first allocation).  None when
     no band is hit."""
-    from .raycast import _attribute, _world_ray, ray_box_hits
+    from .raycast import mesh_attribute, world_ray, ray_box_hits
     from .writer import is_layer_object
 
     scene = scene or bpy.context.scene
@@ -94,12 +94,12 @@ def pick_band(origin, direction, scene=None, collection_name: str = "TraceVis3D"
         A["position"].data.foreach_get("vector", pos)
         sc = np.empty(n * 3, np.float32)
         A["tv_scale"].data.foreach_get("vector", sc)
-        o, d = _world_ray(ob, origin, direction)
+        o, d = world_ray(ob, origin, direction)
         t = ray_box_hits(o, d, pos.reshape(n, 3).astype(np.float64), sc.reshape(n, 3).astype(np.float64))
         k = int(np.argmin(t)) if n else -1
         if k >= 0 and np.isfinite(t[k]) and t[k] < best[0]:
-            band = int(_attribute(ob.data, "band_index", n, np.int32)[k])
-            col = int(_attribute(ob.data, "bin_index", n, np.int32)[k])
+            band = int(mesh_attribute(ob.data, "band_index", n, np.int32)[k])
+            col = int(mesh_attribute(ob.data, "bin_index", n, np.int32)[k])
             best = (float(t[k]), (band, col, float(sc.reshape(n, 3)[k, 2]), ob.name))
     if best[1] is None:
         return None

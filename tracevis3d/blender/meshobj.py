@@ -10,7 +10,8 @@ import numpy as np
 TAG = "tracevis3d"  # custom property marking data we created
 
 
-def _tag(idb):
+def tag_datablock(idb):
+    """``idb`` marked as the add-on's own (custom property `TAG`), returned for chaining."""
     idb[TAG] = True
     return idb
 

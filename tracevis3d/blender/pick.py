@@ -16,7 +16,7 @@ import numpy as np
 import bpy
 
 from ..model import Trace
-from .raycast import _attribute, _mesh_faces, _vec, _world_ray, ray_box_hits, ray_triangle_hits  # noqa: F401
+from .raycast import mesh_attribute, mesh_faces, vec, world_ray, ray_box_hits, ray_triangle_hits  # noqa: F401
 from .writer import is_layer_object
 
 
@@ -26,7 +26,8 @@ TUBE_FIELDS = {"match_index": np.int32, "call_a": np.int32, "call_b": np.int32, 
                "moved": np.int32, "src_element": np.int32, "dst_element": np.int32, "calls": np.int32}
 
 
-def _layer_arrays(ob):
+def layer_arrays(ob):
+    """(positions (n, 3), scales (n, 3), call indices (n,)) of an instance layer's points, read with foreach_get."""
     pc = ob.data
     A = pc.attributes
     if hasattr(A, "domain_size"):
@@ -44,22 +45,22 @@ def _layer_arrays(ob):
 
 def _pick_boxes(ob, origin, direction):
     """(distance, hit dict) of the nearest box of an instance layer hit by the ray."""
-    o, d = _world_ray(ob, origin, direction)
-    pos, sc, ci = _layer_arrays(ob)
+    o, d = world_ray(ob, origin, direction)
+    pos, sc, ci = layer_arrays(ob)
     if ci.size == 0:
         return np.inf, None
     t = ray_box_hits(o, d, pos.astype(np.float64), sc.astype(np.float64))
-    kind = _attribute(ob.data, "tv3d_kind", ci.size, np.int32)  # counters, instants, async (side tracks)
-    element = _attribute(ob.data, "element_index", ci.size, np.int32)  # EXTRAVIS: hierarchy elements
+    kind = mesh_attribute(ob.data, "tv3d_kind", ci.size, np.int32)  # counters, instants, async (side tracks)
+    element = mesh_attribute(ob.data, "element_index", ci.size, np.int32)  # EXTRAVIS: hierarchy elements
     if kind is None:
         t[(ci < 0) & (element < 0 if element is not None else True)] = np.inf  # legend swatches are no calls
     k = int(np.argmin(t))
     if not np.isfinite(t[k]):
         return np.inf, None
     if kind is not None:  # a counter track's column, an instant (`layout.side_tracks`)
-        return float(t[k]), side_hit(int(kind[k]), int(_attribute(ob.data, "side_index", ci.size, np.int32)[k]),
+        return float(t[k]), side_hit(int(kind[k]), int(mesh_attribute(ob.data, "side_index", ci.size, np.int32)[k]),
                                      ob.name)
-    side = _attribute(ob.data, "side", ci.size, np.int32)
+    side = mesh_attribute(ob.data, "side", ci.size, np.int32)
     hit = {"kind": "box", "call": int(ci[k]), "side": None if side is None else int(side[k]), "object": ob.name}
     if element is not None:
         hit["element_index"] = int(element[k])
@@ -69,8 +70,8 @@ def _pick_boxes(ob, origin, direction):
 def _pick_image(ob, origin, direction):
     """(distance, hit) of an image quad (the EXTRAVIS mural): the ray meets its plane inside
     the quad; the pixel line says the call (``row_calls``: a call per line, top first)."""
-    o, d = _world_ray(ob, origin, direction)
-    verts, quads = _mesh_faces(ob.data)
+    o, d = world_ray(ob, origin, direction)
+    verts, quads = mesh_faces(ob.data)
     if quads.shape[0] != 1 or "row_calls" not in ob:
         return np.inf, None
     bl, br, tr, tl = (verts[quads[0, j]].astype(np.float64) for j in range(4))
@@ -101,10 +102,10 @@ def _tube_geometry(me):
     key = (me.as_pointer(), len(me.vertices), nf)
     if key in _TUBE_CACHE:
         return _TUBE_CACHE[key]
-    match = _attribute(me, "tube_index", nf, np.int32)
+    match = mesh_attribute(me, "tube_index", nf, np.int32)
     if nf == 0 or len(me.loops) != 4 * nf or match is None:
         return None
-    verts, quads = _mesh_faces(me)
+    verts, quads = mesh_faces(me)
     starts = np.r_[0, np.flatnonzero(match[1:] != match[:-1]) + 1]
     corners = verts[quads]
     lo = np.minimum.reduceat(corners.min(1), starts, axis=0).astype(np.float64)
@@ -123,7 +124,7 @@ def _pick_tubes(ob, origin, direction):
     if geo is None:
         return np.inf, None
     corners, starts, ends, lo, hi, run_tube = geo
-    o, d = _world_ray(ob, origin, direction)
+    o, d = world_ray(ob, origin, direction)
     t_box = ray_box_hits(o, d, (lo + hi) / 2, hi - lo)
     order = np.argsort(t_box)
     order = order[np.isfinite(t_box[order])]
@@ -210,7 +211,7 @@ def tube_hit(ob, face: int, tube: int | None = None) -> dict:
 
     me = ob.data
     if tube is None:
-        tube = int(_attribute(me, "tube_index", len(me.polygons), np.int32)[face])
+        tube = int(mesh_attribute(me, "tube_index", len(me.polygons), np.int32)[face])
     hit = {"kind": "tube", "face": int(face), "object": ob.name, "tube": tube}
     for name in TUBE_FIELDS:
         v = tube_values(me, name)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 
-def _vec(v):
+def vec(v):
+    """``v`` as a mathutils Vector of floats."""
     from mathutils import Vector
 
     return Vector(tuple(float(x) for x in v))
 
 
-def _attribute(data, name, n, dtype):
+def mesh_attribute(data, name, n, dtype):
     """A named int32/float32 attribute of ``n`` elements, or None."""
     a = data.attributes.get(name)
     if a is None:
@@ -59,13 +60,13 @@ def ray_triangle_hits(origin, direction, v0, v1, v2) -> np.ndarray:
     return np.where(hit, t, np.inf)
 
 
-def _world_ray(ob, origin, direction):
+def world_ray(ob, origin, direction):
     """The ray in the object's local space (numpy arrays)."""
     inv = ob.matrix_world.inverted()
-    return np.array(inv @ _vec(origin)), np.array(inv.to_3x3() @ _vec(direction))
+    return np.array(inv @ vec(origin)), np.array(inv.to_3x3() @ vec(direction))
 
 
-def _mesh_faces(me):
+def mesh_faces(me):
     """Vertices (nv, 3) float32 and quads (nf, 4) of a mesh of quads."""
     nv, nf = len(me.vertices), len(me.polygons)
     co = np.empty(nv * 3, np.float32)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .raycast import _attribute, _mesh_faces, _world_ray, ray_box_hits, ray_triangle_hits
+from .raycast import mesh_attribute, mesh_faces, world_ray, ray_box_hits, ray_triangle_hits
 
 #: per-face attributes a pick of a thread-view mesh reports
 FIELDS = ("call_index", "corr_index", "wait_call", "release_call", "n_corr", "n_calls", "object", "lane",
@@ -19,10 +19,10 @@ def pick_mesh_layer(ob, origin, direction):
     {"kind": "sector" | "curve", "layer", "face", "object", "call" (the call it draws, or
     -1), and the FIELDS it carries}; (inf, None) when missed."""
     me = ob.data
-    o, d = _world_ray(ob, origin, direction)
+    o, d = world_ray(ob, origin, direction)
     if len(me.vertices) == 0 or len(me.polygons) == 0:
         return np.inf, None
-    co, quads = _mesh_faces(me)
+    co, quads = mesh_faces(me)
     co = co.astype(np.float64)
     lo, hi = co.min(0), co.max(0)
     if not np.isfinite(ray_box_hits(o, d, ((lo + hi) / 2)[None], (hi - lo + 1e-6)[None])[0]):
@@ -37,7 +37,7 @@ def pick_mesh_layer(ob, origin, direction):
     hit = {"kind": kind, "layer": ob.get("tv3d_layer", ""), "face": f, "object": ob.name}
     nf = len(me.polygons)
     for name in FIELDS:
-        a = _attribute(me, name, nf, np.int32)
+        a = mesh_attribute(me, name, nf, np.int32)
         if a is not None:
             hit[name] = int(a[f])
     hit["call"] = hit.get("call_index", hit.get("wait_call", -1))

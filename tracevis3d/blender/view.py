@@ -59,10 +59,10 @@ import numpy as np
 from ..jobs import Job
 from ..layout import refine
 from .compat import is_points_object, point_count
-from .zoom_inputs import (COLOURS_KEY, _context_key, _contexts, _layout, _trace_context,  # noqa: F401 (re-exported)
+from .zoom_inputs import (COLOURS_KEY, context_key, contexts, context_layout, trace_context,  # noqa: F401 (re-exported)
                           colours_cache_dir, keep_overview_steps, persist_zoom_inputs)
-from .zoom_split import (SPLIT_MODIFIER, STATE_KEY, ZOOM_COLLECTION, _apply_split,  # noqa: F401 (re-exported)
-                         _overview_objects, _undo_split, unzoom, zoom_state)
+from .zoom_split import (SPLIT_MODIFIER, STATE_KEY, ZOOM_COLLECTION, apply_split,  # noqa: F401 (re-exported)
+                         overview_objects, undo_split, unzoom, zoom_state)
 
 __all__ = ["zoom_to", "zoom_to_view", "zoom_job", "refine_steps", "unzoom", "zoom_state", "camera_persp", "STATE_KEY",
            "keep_overview_steps", "persist_zoom_inputs", "colours_cache_dir", "COLOURS_KEY",
@@ -133,7 +133,7 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
     coll = bpy.data.collections.get(collection_name)
     if coll is None:
         raise ValueError(f"the scene has no figure to refine (no collection {collection_name!r})")
-    layout = _scene_layout(scene)
+    layout = scene_layout(scene)
     if layout == "cone" and persp is None and window is None:  # its window is a subtree
         from .cone_zoom import cone_zoom_steps
 
@@ -169,7 +169,7 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
         out = unzoom(scene, collection_name)
         out["action"] = "overview"
         return out
-    ctx = _trace_context(scene)
+    ctx = trace_context(scene)
     ov = _overview(scene, coll)  # its boxes' own data: the split is a modifier, the data stay as built
     lo, hi = max(float(window[0]), ov.t0), min(float(window[1]), ov.t1)
     if not hi > lo:
@@ -177,7 +177,7 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
                          f"({ov.t0:g}..{ov.t1:g} µs)")
     job.report(0.05, f"laying out {lo:,.0f}..{hi:,.0f} µs")
     t = time.perf_counter()
-    wparams, spec = yield job.off_main(_layout, ctx, (lo, hi), thread)
+    wparams, spec = yield job.off_main(context_layout, ctx, (lo, hi), thread)
     t_layout = time.perf_counter() - t
     placement = refine.place_refinement(ov, spec.meta, spec.camera, spec.resolution, (lo, hi))
     job.report(0.5, f"writing {spec.meta['n_boxes']:,} calls of the stretch")
@@ -185,7 +185,7 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
     overview_cam = (state or {}).get("camera") or (scene.camera.name if scene.camera else None)
     job.on_cleanup(lambda: unzoom(scene, collection_name))  # stopped half-way: the overview, whole
     if state:  # the previous refinement's changes to the overview's names undone (the split is set anew)
-        _undo_split(coll, state)
+        undo_split(coll, state)
         scene[STATE_KEY] = json.dumps(state)
     out = yield from write_refinement_steps(spec, ZOOM_COLLECTION, scene)
     zoom = bpy.data.collections[ZOOM_COLLECTION]
@@ -200,7 +200,7 @@ def refine_steps(job: Job, scene=None, window=None, thread=None, persp=None, reg
     if cam is not None:
         cam.data.clip_end = max(cam.data.clip_end, 4.0 * (placement.width + abs(placement.shift) + 100.0))
     new_state = {"window": [lo, hi], "thread": thread, "placement": placement.to_dict(), "camera": overview_cam}
-    _apply_split(coll, placement, new_state)
+    apply_split(coll, placement, new_state)
     t_write = time.perf_counter() - t
     lab = spec.labels
     names = [txt for txt, k in zip(lab.texts, lab.kind) if k in NAME_KINDS]
@@ -225,7 +225,8 @@ NOT_REFINED = {
 BESIDE = {"threads": "thread view", "compare": "comparison"}
 
 
-def _scene_layout(scene) -> str:
+def scene_layout(scene) -> str:
+    """The layout ``scene`` was built with (its metadata's "layout"; "icicle" when unset or unreadable)."""
     from .animate import META_KEY
 
     try:
@@ -254,11 +255,11 @@ def _threads_context(scene) -> dict:
         raise FileNotFoundError(f"the thread view's trace file is not there: {src or '(not recorded)'}")
     fkey = session.file_key(src)
     params = ThreadsParams.from_dict(rec.get("params") or {}).validate()
-    key = ("threads",) + _context_key(fkey, params)
-    ctx = _contexts.get(key)
+    key = ("threads",) + context_key(fkey, params)
+    ctx = contexts.get(key)
     if ctx is None:
-        _contexts.clear()
-        ctx = _contexts[key] = {"path": fkey[0], "params": params, "trace": None, "sync": None}
+        contexts.clear()
+        ctx = contexts[key] = {"path": fkey[0], "params": params, "trace": None, "sync": None}
     if ctx["trace"] is None:  # built in this session: its trace and analysis are at hand
         from .threads_tasks import last_sync, analysed_traces
 
@@ -314,10 +315,10 @@ def _compare_context(scene) -> dict:
     ka, kb = session.file_key(rec["trace_a"]), session.file_key(rec["trace_b"])
     params = CompareParams.from_dict(rec.get("params") or {}).validate()
     key = ("compare", ka, kb, float(rec.get("tau", 0.2)), json.dumps(params.to_dict(), sort_keys=True, default=str))
-    ctx = _contexts.get(key)
+    ctx = contexts.get(key)
     if ctx is None:
-        _contexts.clear()
-        ctx = _contexts[key] = {"paths": (ka[0], kb[0]), "tau": float(rec.get("tau", 0.2)), "params": params,
+        contexts.clear()
+        ctx = contexts[key] = {"paths": (ka[0], kb[0]), "tau": float(rec.get("tau", 0.2)), "params": params,
                                 "cmp": None}
     return ctx
 
@@ -466,7 +467,7 @@ def viewport_pose(cam_ob, scene, region_window_matrix=None) -> dict:
     w, x, y, z), "distance"}.  With the viewport's ``window_matrix`` the distance makes the
     viewport as wide as the camera's frame at that point (the viewport has its own lens)."""
     persp, region = camera_persp(scene, cam_ob)
-    o, d = refine._unproject(persp, 0.0, 0.0)
+    o, d = refine.unproject(persp, 0.0, 0.0)
     s = -o[1] / d[1] if abs(d[1]) > 1e-12 else 1.0
     centre = o + s * d
     loc = np.array(_world_matrix(cam_ob).translation)

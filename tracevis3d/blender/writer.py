@@ -30,7 +30,7 @@ from mathutils import Vector
 from ..layout.spec import (HALO_KEY, CurveLayer, ImageLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer,
                            TubeLayer)
 from .compat import can_convert_to_pointcloud, is_points_object, make_points_data, use_nodes
-from .meshobj import TAG, _tag, link_layer_mesh  # noqa: F401 (link_layer_mesh: callers of the writer)
+from .meshobj import TAG, tag_datablock, link_layer_mesh  # noqa: F401 (link_layer_mesh: callers of the writer)
 
 CUSHION_AMBIENT = 0.5
 
@@ -39,7 +39,7 @@ def ensure_collection(name: str, scene=None) -> bpy.types.Collection:
     scene = scene or bpy.context.scene
     coll = bpy.data.collections.get(name)
     if coll is None:
-        coll = _tag(bpy.data.collections.new(name))
+        coll = tag_datablock(bpy.data.collections.new(name))
     if coll.name not in scene.collection.children:
         scene.collection.children.link(coll)
     return coll
@@ -109,7 +109,7 @@ def ensure_material(ms: MaterialSpec, templates: dict | None = None) -> bpy.type
             mat.name = ms.name
             _set_colour(mat, ms)
             return mat
-    mat = _build_material_nodes(mat or _tag(bpy.data.materials.new(ms.name)), ms)
+    mat = _build_material_nodes(mat or tag_datablock(bpy.data.materials.new(ms.name)), ms)
     if templates is not None:
         templates.setdefault(_node_shape(ms), mat)
     return mat
@@ -225,7 +225,7 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
     yields the group being built at every pause, returns it."""
     ng = None if fresh else bpy.data.node_groups.get(name)
     if ng is None:
-        ng = _tag(bpy.data.node_groups.new(name, "GeometryNodeTree"))
+        ng = tag_datablock(bpy.data.node_groups.new(name, "GeometryNodeTree"))
         ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
         ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
     N, L = ng.nodes, ng.links
@@ -295,7 +295,7 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
 
 
 # ------------------------------------------------------------------------ point clouds
-_ATTR_TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
+ATTR_TYPES = {np.dtype(np.int32): ("INT", "value"), np.dtype(np.float32): ("FLOAT", "value")}
 
 
 def is_layer_object(ob) -> bool:
@@ -354,7 +354,7 @@ def _convert_alone(ob, view_layer) -> set:
         objects.active = active if active is not None and active.name in objects else None
 
 
-def _include_in_view_layer(coll, view_layer) -> None:
+def include_in_view_layer(coll, view_layer) -> None:
     """Un-exclude ``coll`` in the view layer (excluded collections cannot be converted/rendered)."""
     stack = [view_layer.layer_collection]
     while stack:
@@ -394,9 +394,9 @@ def write_layer_steps(layer: InstanceLayer, coll, object_name: str, fresh_group:
     1M points), then the instancer group.  Yields (data block, its final name) for every
     data block as soon as it exists (to be removed if the build stops); returns the object."""
     n = len(layer)
-    ob = _tag(_new_pointcloud_object(object_name, n, coll))
+    ob = tag_datablock(_new_pointcloud_object(object_name, n, coll))
     yield ob, object_name
-    pc = _tag(ob.data)
+    pc = tag_datablock(ob.data)
     A = pc.attributes
     A["position"].data.foreach_set("vector", np.ascontiguousarray(layer.positions, np.float32).ravel())
     yield ob, object_name
@@ -406,7 +406,7 @@ def write_layer_steps(layer: InstanceLayer, coll, object_name: str, fresh_group:
         yield ob, object_name
     A.new("tv_mat", "INT", "POINT").data.foreach_set("value", np.ascontiguousarray(layer.material_index, np.int32))
     for key, arr in layer.attributes.items():
-        typ, prop = _ATTR_TYPES[arr.dtype]
+        typ, prop = ATTR_TYPES[arr.dtype]
         A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr))
         yield ob, object_name
     for mname in layer.materials:
@@ -427,13 +427,13 @@ def write_layer_steps(layer: InstanceLayer, coll, object_name: str, fresh_group:
 
 
 # ------------------------------------------------------------------------------ labels
-def _attach_to_camera(ob, cam_ob) -> None:
+def attach_to_camera(ob, cam_ob) -> None:
     """Make ``ob`` a heads-up display item: its coordinates are camera-local."""
     ob.parent = cam_ob
     ob.matrix_parent_inverse.identity()
 
 
-def _no_shadow(ob) -> None:
+def no_shadow(ob) -> None:
     """Labels, heads-up items and translucent lines never cast shadows on the boxes (EEVEE, Cycles)."""
     if hasattr(ob, "visible_shadow"):
         ob.visible_shadow = False
@@ -445,7 +445,7 @@ _ALIGN = {0: "LEFT", 1: "CENTER", 2: "RIGHT"}
 def write_label(spec: SceneSpec, i: int, coll, prefix="TV3D_label", camera_object=None) -> bpy.types.Object:
     """The FONT object of label ``i`` of ``spec.labels``."""
     lab = spec.labels
-    cu = _tag(bpy.data.curves.new(f"{prefix}_{i}", "FONT"))
+    cu = tag_datablock(bpy.data.curves.new(f"{prefix}_{i}", "FONT"))
     cu.body = lab.texts[i]
     cu.size = float(lab.sizes[i])
     halo = lab.attributes.get(HALO_KEY)
@@ -454,17 +454,17 @@ def write_label(spec: SceneSpec, i: int, coll, prefix="TV3D_label", camera_objec
     cu.align_x = _ALIGN[int(lab.align[i])]
     cu.align_y = "BOTTOM_BASELINE"
     cu.materials.append(bpy.data.materials[lab.material[i]])
-    ob = _tag(bpy.data.objects.new(f"{prefix}_{i}", cu))
+    ob = tag_datablock(bpy.data.objects.new(f"{prefix}_{i}", cu))
     ob.location = tuple(float(x) for x in lab.anchors[i])
     ob.rotation_euler = tuple(float(x) for x in lab.rotation[i])
     ob["tv3d_kind"] = lab.kind[i]
     ob["call_index"] = int(lab.call_index[i])
     for key, arr in lab.attributes.items():
         ob[key] = int(arr[i])
-    _no_shadow(ob)
+    no_shadow(ob)
     coll.objects.link(ob)
     if lab.space[i] == "camera" and camera_object is not None:
-        _attach_to_camera(ob, camera_object)
+        attach_to_camera(ob, camera_object)
     return ob
 
 
@@ -481,7 +481,7 @@ def _look_rotation(direction):
 def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None, set_active=True) -> bpy.types.Object:
     scene = scene or bpy.context.scene
     c = spec.camera
-    cam = _tag(bpy.data.cameras.new(name))
+    cam = tag_datablock(bpy.data.cameras.new(name))
     cam.type = "ORTHO" if c.orthographic else "PERSP"
     cam.lens = c.lens_mm
     cam.sensor_width = c.sensor_width_mm
@@ -491,7 +491,7 @@ def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None, set_acti
     cam.clip_end = c.clip_end
     cam.shift_x = float(getattr(c, "shift_x", 0.0))
     cam.shift_y = float(getattr(c, "shift_y", 0.0))
-    ob = _tag(bpy.data.objects.new(name, cam))
+    ob = tag_datablock(bpy.data.objects.new(name, cam))
     ob.location = c.location
     ob.rotation_euler = _look_rotation(Vector(c.target) - Vector(c.location))
     coll.objects.link(ob)
@@ -503,11 +503,11 @@ def write_camera(spec: SceneSpec, coll, name="TV3D_camera", scene=None, set_acti
 def write_lights(spec: SceneSpec, coll) -> list:
     objs = []
     for ls in spec.lights:
-        li = _tag(bpy.data.lights.new(ls.name, ls.type))
+        li = tag_datablock(bpy.data.lights.new(ls.name, ls.type))
         li.energy = ls.energy
         if ls.type == "SUN":
             li.angle = math.radians(8.0)
-        ob = _tag(bpy.data.objects.new(ls.name, li))
+        ob = tag_datablock(bpy.data.objects.new(ls.name, li))
         ob.rotation_euler = _look_rotation(ls.direction)
         ob.location = ls.location
         coll.objects.link(ob)
@@ -517,7 +517,7 @@ def write_lights(spec: SceneSpec, coll) -> list:
 
 def setup_world_and_display(spec: SceneSpec, scene=None) -> None:
     scene = scene or bpy.context.scene
-    world = scene.world or bpy.data.worlds.get("TV3D_world") or _tag(bpy.data.worlds.new("TV3D_world"))
+    world = scene.world or bpy.data.worlds.get("TV3D_world") or tag_datablock(bpy.data.worlds.new("TV3D_world"))
     scene.world = world
     bg = tuple(spec.background[:3])
     world.color = bg
@@ -633,10 +633,10 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
             ob = yield from _tracked(gen, made)
             if isinstance(layer, TubeLayer) and layer.materials and all(
                     getattr(spec.materials.get(m), "blended", False) for m in layer.materials):
-                _no_shadow(ob)  # translucent lines (flow arcs): their shadows were dark blotches on boxes (EEVEE)
+                no_shadow(ob)  # translucent lines (flow arcs): their shadows were dark blotches on boxes (EEVEE)
             if layer.space == "camera":
-                _attach_to_camera(ob, cam_ob)
-                _no_shadow(ob)
+                attach_to_camera(ob, cam_ob)
+                no_shadow(ob)
                 ob["tv3d_space"] = "camera"
             layers[layer.name] = ob
             tm[f"layer_{layer.name}"] = time.perf_counter() - t
@@ -695,9 +695,9 @@ def _object_mode() -> None:
 
 def _new_staging_collection(collection_name: str, scene):
     """A new collection in the scene and the view layer, for a build in progress."""
-    coll = _tag(bpy.data.collections.new(f"{collection_name} (building)"))
+    coll = tag_datablock(bpy.data.collections.new(f"{collection_name} (building)"))
     scene.collection.children.link(coll)
-    _include_in_view_layer(coll, bpy.context.view_layer)
+    include_in_view_layer(coll, bpy.context.view_layer)
     return coll
 
 
@@ -746,7 +746,7 @@ def _commit(spec: SceneSpec, collection_name: str, scene, staging, made: _Made, 
 
         remove_startup_defaults(scene)
     coll = ensure_collection(collection_name, scene)
-    _include_in_view_layer(coll, bpy.context.view_layer)
+    include_in_view_layer(coll, bpy.context.view_layer)
     clear_collection(coll)
     old_groups = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0 and ng not in made.ids]
     if old_groups:

@@ -1,8 +1,8 @@
 """What the first zoom of a figure needs (`tracevis3d.blender.view`), kept from its build: the
 trace and the overview's colours in memory for this session (`keep_overview_steps`, run by
 `tasks.build_steps`), written into the user cache when the scene is saved (`persist_zoom_inputs`,
-a ``save_pre`` handler), read back by a fresh Blender that opens the .blend (`_trace_context`,
-`_prepare`).  A figure without overview colours (the cone tree, `cone_zoom`) keeps its trace
+a ``save_pre`` handler), read back by a fresh Blender that opens the .blend (`trace_context`,
+`prepare`).  A figure without overview colours (the cone tree, `cone_zoom`) keeps its trace
 alone the same way (`keep_trace`, `kept_trace_context`, `kept_trace`): the same native copy of a
 text trace, so a fresh Blender's first zoom maps it instead of parsing the text again.  Apart
 from the zoom's job so that the build's tasks can keep them without importing the views' zoom code."""
@@ -31,7 +31,7 @@ COLOURS_DIR = "zoom_cache"
 COLOURS_KEPT, COLOURS_BYTES = 32, 1 << 30
 
 # (trace file key, params) -> {"trace", "params", "colouring_of"}: the overview's inputs, kept
-_contexts: dict = {}
+contexts: dict = {}
 # trace file path -> {"path", "file_key", "trace", "fingerprint", "record_key", "read"}: a figure's trace alone, kept
 _traces: dict = {}
 
@@ -56,7 +56,8 @@ def colours_cache_dir() -> str:
     return os.path.join(os.path.dirname(default_cache_dir()), COLOURS_DIR)
 
 
-def _context_key(file_key, params) -> tuple:
+def context_key(file_key, params) -> tuple:
+    """The key of `contexts` for a trace file and its parameters."""
     return (tuple(file_key), json.dumps(params.to_dict(), sort_keys=True, default=str))
 
 
@@ -89,7 +90,7 @@ def persist_zoom_inputs(scene) -> bool:
     from . import session
     from .hygiene import read_build_record
 
-    ctx = next((c for c in _contexts.values() if c.get("colours") is not None), None)
+    ctx = next((c for c in contexts.values() if c.get("colours") is not None), None)
     rec = read_build_record(scene) or {}
     if ctx is None or not rec.get("trace_path") or os.path.abspath(rec["trace_path"]) != ctx["path"]:
         return False
@@ -145,7 +146,7 @@ def forget() -> None:
     unregister: a disabled extension leaves no handler and no trace in memory behind)."""
     while _persist_on_save in bpy.app.handlers.save_pre:
         bpy.app.handlers.save_pre.remove(_persist_on_save)
-    _contexts.clear()
+    contexts.clear()
     _traces.clear()
 
 
@@ -228,8 +229,8 @@ def keep_overview_steps(job: Job, scene, trace, params, path, stages):
         return
     job.report(job.fraction, "keeping the overview's colours for zooms")
     colours = yield job.off_main(refine.OverviewColours.from_stages, stages, len(trace))
-    _contexts.clear()
-    _contexts[_context_key(key, params)] = {"path": key[0], "file_key": tuple(key), "params": params, "trace": trace,
+    contexts.clear()
+    contexts[context_key(key, params)] = {"path": key[0], "file_key": tuple(key), "params": params, "trace": trace,
                                             "colours": colours, "colouring_of": colours.colouring_of,
                                             "fingerprint": None, "identity": _identity(key[0])}
     _install_save_handler()  # the cache files are written only when the scene is saved
@@ -252,7 +253,7 @@ def _recorded_fingerprint(scene, key, record_key: str = COLOURS_KEY) -> str | No
     return None
 
 
-def _trace_context(scene) -> dict:
+def trace_context(scene) -> dict:
     """The overview's trace and parameters (the build record), loaded once per file version."""
     from ..params.icicle import IcicleParams
     from . import session
@@ -264,16 +265,16 @@ def _trace_context(scene) -> dict:
         raise FileNotFoundError(f"the figure's trace file is not there: {recorded or '(no build record)'}")
     fkey = session.file_key(found)
     params = IcicleParams.from_dict(rec.get("params") or {}).validate()
-    key = _context_key(fkey, params)
-    ctx = _contexts.get(key)
+    key = context_key(fkey, params)
+    ctx = contexts.get(key)
     if ctx is None:
-        _contexts.clear()  # one overview's inputs at a time (memory stays bounded)
-        ctx = _contexts[key] = {"path": found, "params": params, "trace": None, "colouring_of": None,
+        contexts.clear()  # one overview's inputs at a time (memory stays bounded)
+        ctx = contexts[key] = {"path": found, "params": params, "trace": None, "colouring_of": None,
                                 "fingerprint": _recorded_fingerprint(scene, fkey)}
     return ctx
 
 
-def _prepare(ctx: dict) -> dict:
+def prepare(ctx: dict) -> dict:
     """Worker: the trace (merged when the figure merges stacks) and the overview's colouring."""
     from ..io.stacks import merged_stacks
     from . import session
@@ -327,7 +328,7 @@ def keep_trace(scene, trace, path, record_key: str) -> None:
         key = session.file_key(path)
     except TraceFormatError:
         return
-    _contexts.clear()  # one figure's trace in memory at a time
+    contexts.clear()  # one figure's trace in memory at a time
     _traces[key[0]] = {"path": key[0], "file_key": tuple(key), "trace": trace, "fingerprint": None,
                        "record_key": record_key, "read": None, "identity": _identity(key[0])}
     _install_save_handler()  # the copy is written only when the scene is saved
@@ -412,8 +413,10 @@ def _kept_or_computed_colours(ctx: dict):
     return kept
 
 
-def _layout(ctx: dict, window, thread):
-    _prepare(ctx)
+def context_layout(ctx: dict, window, thread):
+    """The refined layout of a kept context's trace for ``window`` and ``thread`` (the trace's inputs prepared
+    first; a merged trace is not merged again)."""
+    prepare(ctx)
     params = ctx["params"]
     if params.merge:  # the trace is merged already: the layout must not merge it again
         import dataclasses

@@ -21,7 +21,8 @@ SPLIT_GROUP = "TV3D_zoom_split"
 SPLIT_MODIFIER = "TraceVis3D zoom split"
 
 
-def _overview_objects(coll):
+def overview_objects(coll):
+    """The top-level objects of the overview collection ``coll``."""
     return [ob for ob in coll.all_objects if ob.parent is None]
 
 
@@ -116,18 +117,18 @@ def split_group() -> bpy.types.NodeTree:
     return ng
 
 
-def _split_targets(coll) -> list:
+def split_targets(coll) -> list:
     """The overview's world-space geometry: boxes (point clouds), arcs and rings (meshes)."""
-    return [ob for ob in _overview_objects(coll) if ob.type in ("MESH", "POINTCLOUD")]
+    return [ob for ob in overview_objects(coll) if ob.type in ("MESH", "POINTCLOUD")]
 
 
-def _apply_split(coll, placement: refine.Placement, state: dict) -> None:
+def apply_split(coll, placement: refine.Placement, state: dict) -> None:
     """Cut the overview at the stretch (modifiers), hide its names in the stretch and move those
     after it, hide its heads-up items; what was changed is recorded in ``state``."""
     ng = split_group()
     ident = {s.name: s.identifier for s in ng.interface.items_tree if s.in_out == "INPUT"}
     xa, xb, shift = placement.xa, placement.xb, placement.shift
-    for ob in _split_targets(coll):
+    for ob in split_targets(coll):
         mod = ob.modifiers.get(SPLIT_MODIFIER)
         if mod is None:
             mod = ob.modifiers.new(SPLIT_MODIFIER, "NODES")
@@ -140,7 +141,7 @@ def _apply_split(coll, placement: refine.Placement, state: dict) -> None:
     cam = bpy.data.objects.get(state.get("camera") or "")
     for ob in list(coll.all_objects):
         if ob.type == "FONT" and ob.parent is None:
-            lo, hi = _label_x_range(ob)
+            lo, hi = label_x_range(ob)
             if hi > xa and lo < xb:  # in the stretch (or crossing a cut): the refined figure names it
                 hidden.append([ob.name, ob.hide_render, ob.hide_viewport])
                 ob.hide_render = ob.hide_viewport = True
@@ -153,7 +154,7 @@ def _apply_split(coll, placement: refine.Placement, state: dict) -> None:
     state["hidden"], state["moved"], state["shift"] = hidden, moved, shift
 
 
-def _label_x_range(ob) -> tuple:
+def label_x_range(ob) -> tuple:
     """The x a name takes, from its text's advance width (`layout.text`), without evaluating
     the scene (an evaluation would also rebuild the overview's boxes)."""
     from ..layout.text import text_width
@@ -163,7 +164,8 @@ def _label_x_range(ob) -> tuple:
     return {"LEFT": (x, x + w), "RIGHT": (x - w, x)}.get(ob.data.align_x, (x - 0.5 * w, x + 0.5 * w))
 
 
-def _undo_split(coll, state: dict) -> None:
+def undo_split(coll, state: dict) -> None:
+    """Show the objects a split hid and move back those it moved (``state``'s "hidden" and "moved", then emptied)."""
     for name, hr, hv in state.get("hidden", ()):
         ob = bpy.data.objects.get(name)
         if ob is not None:
@@ -176,7 +178,7 @@ def _undo_split(coll, state: dict) -> None:
 
 
 def _remove_split(coll) -> None:
-    for ob in _split_targets(coll):
+    for ob in split_targets(coll):
         mod = ob.modifiers.get(SPLIT_MODIFIER)
         if mod is not None:
             ob.modifiers.remove(mod)
@@ -204,7 +206,7 @@ def unzoom(scene=None, collection_name: str = "TraceVis3D") -> dict:
         bpy.data.batch_remove(orphans)
     if coll is not None:
         if state:
-            _undo_split(coll, state)
+            undo_split(coll, state)
         _remove_split(coll)
     if state:
         cam = bpy.data.objects.get(state.get("camera") or "")

@@ -26,9 +26,9 @@ import bpy
 import numpy as np
 
 from ..layout.spec import CurveLayer, ImageLayer, InstanceLayer, SectorLayer, TubeLayer
-from .meshobj import TAG, _tag
-from .writer import (MATERIAL_NODE, STEP_BUDGET, _ATTR_TYPES, _attach_to_camera, _include_in_view_layer,
-                     _no_shadow, clear_collection, drain, ensure_collection, ensure_material, instancer_group_steps,
+from .meshobj import TAG, tag_datablock
+from .writer import (MATERIAL_NODE, STEP_BUDGET, ATTR_TYPES, attach_to_camera, include_in_view_layer,
+                     no_shadow, clear_collection, drain, ensure_collection, ensure_material, instancer_group_steps,
                      write_camera, write_label)
 
 __all__ = ["write_refinement_steps", "prepare_instancer_steps", "GROUP_PREFIX", "CAMERA_NAME", "INSTANCER"]
@@ -120,7 +120,7 @@ def _write_points(layer: InstanceLayer, coll, object_name: str, group, branch: d
     """An instance layer as a mesh of vertices with the layer's POINT attributes, instanced by
     ``group`` (`_instancer`): ``tv_mat`` is the branch of each point's material (``branch``)."""
     n = len(layer)
-    me = _tag(bpy.data.meshes.new(object_name))
+    me = tag_datablock(bpy.data.meshes.new(object_name))
     me.vertices.add(n)
     me.vertices.foreach_set("co", np.ascontiguousarray(layer.positions, np.float32).ravel())
     A = me.attributes
@@ -131,13 +131,13 @@ def _write_points(layer: InstanceLayer, coll, object_name: str, group, branch: d
     A.new("tv_mat", "INT", "POINT").data.foreach_set("value", branch_of[np.asarray(layer.material_index, np.int64)]
                                                      if len(branch_of) else np.full(n, -1, np.int32))
     for key, arr in layer.attributes.items():
-        typ, prop = _ATTR_TYPES[arr.dtype]
+        typ, prop = ATTR_TYPES[arr.dtype]
         A.new(key, typ, "POINT").data.foreach_set(prop, np.ascontiguousarray(arr))
     if len(branch_of):  # as the writer's layers: a point's material is the object's material tv_mat
         by_branch = sorted(branch, key=branch.get)
         for mname in by_branch[: int(branch_of.max()) + 1]:
             me.materials.append(bpy.data.materials[mname])
-    ob = _tag(bpy.data.objects.new(object_name, me))
+    ob = tag_datablock(bpy.data.objects.new(object_name, me))
     coll.objects.link(ob)
     mod = ob.modifiers.new("TraceVis3D instancer", "NODES")
     mod.node_group = group
@@ -153,7 +153,7 @@ def write_refinement_steps(spec, collection_name: str, scene=None):
     tm: dict = {}
     t = time.perf_counter()
     coll = ensure_collection(collection_name, scene)
-    _include_in_view_layer(coll, bpy.context.view_layer)
+    include_in_view_layer(coll, bpy.context.view_layer)
     clear_collection(coll)
     stale = [ng for ng in bpy.data.node_groups if ng.get(TAG) and ng.users == 0 and not ng.get("tv3d_zoom")]
     if stale:
@@ -191,8 +191,8 @@ def write_refinement_steps(spec, collection_name: str, scene=None):
         else:
             ob = _write_points(layer, coll, name, group, branch)
         if layer.space == "camera":
-            _attach_to_camera(ob, cam_ob)
-            _no_shadow(ob)
+            attach_to_camera(ob, cam_ob)
+            no_shadow(ob)
             ob["tv3d_space"] = "camera"
         layers[layer.name] = ob.name
         tm[f"layer_{layer.name}"] = time.perf_counter() - t

@@ -181,7 +181,7 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
     """Write ``trace`` as a compact file (atomic replace).  Returns the header written
     (sizes of every section, the time codec, the DAG size)."""
     from ..analysis.structure import structure_of
-    from .native import _json_default, _meta_out
+    from .native import json_default, meta_out
 
     path = os.fspath(path)
     st = structure if structure is not None else structure_of(trace)
@@ -225,7 +225,7 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
         else:
             w.ints(k, a, delta=k in ("counter_series", "async_track"))
     meta_arrays: dict = {}
-    meta = _meta_out(trace.meta, "meta", meta_arrays)
+    meta = meta_out(trace.meta, "meta", meta_arrays)
     for k, a in meta_arrays.items():
         w.npy(k, a)
     header = {
@@ -236,7 +236,7 @@ def save_compact(trace: Trace, path, structure=None) -> dict:
         "meta": meta, "sections": w.sections,
     }
     w.finish()
-    hraw = json.dumps(header, default=_json_default).encode("utf-8")
+    hraw = json.dumps(header, default=json_default).encode("utf-8")
     hz = zlib.compress(hraw, 9)
     with replaced_whole(path) as tmp, open(tmp, "wb") as f:
         f.write(MAGIC + _PRE.pack(VERSION, len(hz), len(hraw)) + hz)
@@ -440,7 +440,7 @@ def load_compact(data, *, source: str = "<compact>", limits: Limits | None = Non
 
 def _load(data, source: str, lim: Limits) -> Trace:
     from ..kernels.dag import DAG_ERRORS, dag_node_sizes, expand_dag
-    from .native import _check_text, _meta_in, validate_trace
+    from .native import check_text, meta_in, validate_trace
 
     def bad(msg, at=0):
         raise TraceFormatError(f"{source}: damaged compact TraceVis3D file at byte {at}: {msg}")
@@ -501,14 +501,14 @@ def _load(data, source: str, lim: Limits) -> Trace:
         if not isinstance(v, list):
             bad(f"header table {k!r} is not a list", n_pre)
         for j, x in enumerate(v):
-            _check_text(x, f"header table {k!r} entry {j}", long_cap, text_bad)
+            check_text(x, f"header table {k!r} entry {j}", long_cap, text_bad)
         text[k] = list(v)
     paths = header.get("function_paths")
     if not isinstance(paths, list) or not all(isinstance(p, list) for p in paths):
         bad("header 'function_paths' is not a list of lists", n_pre)
     for j, pth in enumerate(paths):
         for x in pth:
-            _check_text(x, f"header function_paths entry {j}", long_cap, text_bad)
+            check_text(x, f"header function_paths entry {j}", long_cap, text_bad)
     nf = len(text["function_names"])
     # per-call sections are bounded by max_events; the others by the inflation budget
     r = _Reader(data, source, header, n_pre + hstored, budget + 256 * (n + 1))
@@ -614,7 +614,7 @@ def _load(data, source: str, lim: Limits) -> Trace:
             bad(f"'meta' refers to section {name!r} more than once", n_pre)
         meta_used.add(name)
         return r.npy(name)
-    meta = _meta_in(header.get("meta") or {}, meta_array, text_bad, lim.max_meta_items)
+    meta = meta_in(header.get("meta") or {}, meta_array, text_bad, lim.max_meta_items)
     if not isinstance(meta, dict):
         bad("header 'meta' is not an object", n_pre)
     trace = Trace(**arrays, **text, function_paths=[tuple(p) for p in paths], meta=meta)

@@ -23,7 +23,7 @@ from numpy.lib import format as npformat
 
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
-from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError
+from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError, length_mismatch
 from ..model_side import ADDED_ARRAYS, ADDED_TABLES, OPTIONAL_TABLES, check_side
 from . import mapguard
 from .atomic import replaced_whole
@@ -116,8 +116,8 @@ def _native_members(trace: Trace) -> tuple[bytes, dict]:
         "meta": None,
     }
     arrays = {k: np.ascontiguousarray(getattr(trace, k), dtype=dt) for k, dt in ARRAY_DTYPES.items()}
-    header["meta"] = _meta_out(trace.meta, "meta", arrays)
-    return json.dumps(header, default=_json_default).encode("utf-8"), arrays
+    header["meta"] = meta_out(trace.meta, "meta", arrays)
+    return json.dumps(header, default=json_default).encode("utf-8"), arrays
 
 
 def _npy_header(dtype: np.dtype, shape: tuple) -> bytes:
@@ -213,20 +213,21 @@ class _StoredZip:
             os.remove(self.path)
 
 
-def _meta_out(v, path, arrays):
+def meta_out(v, path, arrays):
     """Metadata for the JSON header; numpy arrays (e.g. perturb's per-call
     ``origin``) become .npy members, referenced as {"__ndarray__": member}."""
     if isinstance(v, np.ndarray) and v.dtype != object:
         arrays[path] = np.ascontiguousarray(v)
         return {"__ndarray__": path}
     if isinstance(v, dict):
-        return {str(k): _meta_out(x, f"{path}__{k}", arrays) for k, x in v.items()}
+        return {str(k): meta_out(x, f"{path}__{k}", arrays) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_meta_out(x, f"{path}__{i}", arrays) for i, x in enumerate(v)]
+        return [meta_out(x, f"{path}__{i}", arrays) for i, x in enumerate(v)]
     return v
 
 
-def _json_default(o):
+def json_default(o):
+    """A numpy scalar or array as Python values for JSON, anything else as its str."""
     if isinstance(o, np.generic):
         return o.item()
     if isinstance(o, np.ndarray):
@@ -408,7 +409,7 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
             if not isinstance(v, list):
                 bad(f"header table {k!r} is not a list")
             for j, x in enumerate(v):
-                _check_text(x, f"header table {k!r} entry {j}", long_cap, bad)
+                check_text(x, f"header table {k!r} entry {j}", long_cap, bad)
             text[k] = list(v)
         paths = header.get("function_paths")
         if not isinstance(paths, list):
@@ -417,10 +418,10 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
             if not isinstance(pth, list):
                 bad(f"header function_paths entry {j} is not a list")
             for x in pth:
-                _check_text(x, f"header function_paths entry {j}", long_cap, bad)
+                check_text(x, f"header function_paths entry {j}", long_cap, bad)
         arrays = {k: array(k, dt) for k, dt in ARRAY_DTYPES.items()
                   if k not in ADDED_ARRAYS or k + ".npy" in members}
-        meta = _meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad,
+        meta = meta_in(header.get("meta") or {}, lambda name: array(name, one_d=False), bad,
                        lim.max_meta_items)
         if not isinstance(meta, dict):
             bad("header 'meta' is not an object")
@@ -435,7 +436,9 @@ def _load_native(path, lim: Limits, source: str, mmap: bool = True) -> Trace:
     return trace
 
 
-def _check_text(x, what: str, max_chars: int, bad) -> None:
+def check_text(x, what: str, max_chars: int, bad) -> None:
+    """Call ``bad`` with the problem when ``x`` is not a string, is longer than ``max_chars``, or does not encode
+    as UTF-8."""
     if not isinstance(x, str):
         bad(f"{what} is {type(x).__name__}, not a string")
     if len(x) > max_chars:
@@ -450,9 +453,9 @@ def _check_text(x, what: str, max_chars: int, bad) -> None:
 _MAX_META_DEPTH = 32
 
 
-def _meta_in(v, array, bad, max_items: int | None = None):
+def meta_in(v, array, bad, max_items: int | None = None):
     """The header's ``meta`` with its {"__ndarray__": member} references read
-    (`_meta_out` writes them).  Iterative, at most 32 levels deep and ``max_items``
+    (`meta_out` writes them).  Iterative, at most 32 levels deep and ``max_items``
     values (default: `Limits.max_meta_items`)."""
     cap = DEFAULT_LIMITS.max_meta_items if max_items is None else max_items
     root = [v]
@@ -503,22 +506,10 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
         if not isinstance(a, np.ndarray) or a.dtype != dt or a.ndim != 1:
             bad(f"{name} must be a 1-D {np.dtype(dt)} array")
     n = len(t)
-    for name in CALL_DTYPES:
-        if getattr(t, name).shape[0] != n:
-            bad(f"{name} has length {getattr(t, name).shape[0]}, expected {n} (len(func))")
-    nf = len(t.function_names)
-    for name in ("function_files", "function_cats", "function_paths"):
-        if len(getattr(t, name)) != nf:
-            bad(f"{name} has {len(getattr(t, name))} entries, expected {nf}")
-    if t.function_lines.shape[0] != nf:
-        bad(f"function_lines has {t.function_lines.shape[0]} entries, expected {nf}")
-    nt = t.thread_pid.shape[0]
-    for name in ("thread_tid", "thread_sort"):
-        if getattr(t, name).shape[0] != nt:
-            bad(f"{name} has {getattr(t, name).shape[0]} entries, expected {nt}")
-    for name in ("thread_names", "process_names"):
-        if len(getattr(t, name)) != nt:
-            bad(f"{name} has {len(getattr(t, name))} entries, expected {nt}")
+    problem = length_mismatch(t)
+    if problem:
+        bad(problem)
+    nf, nt = len(t.function_names), t.thread_pid.shape[0]
     op = t.obj_ptr
     if op.shape[0] != n + 1 or op[0] != 0 or op[-1] != t.obj_ids.shape[0] or _decreases(op):
         bad("obj_ptr must have len(func)+1 entries, start at 0, not decrease and end at len(obj_ids)")

@@ -689,9 +689,9 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     out_cnt = np.where(has_src, cnt[src], 0) if n else np.zeros(m, np.int64)
     obj_ptr = np.zeros(m + 1, np.int64)
     np.cumsum(out_cnt, out=obj_ptr[1:])
-    from ..model import _csr_gather
+    from ..model import csr_gather
 
-    obj_ids = trace.obj_ids[_csr_gather(trace.obj_ptr, src[out_cnt > 0])].astype(np.int32)
+    obj_ids = trace.obj_ids[csr_gather(trace.obj_ptr, src[out_cnt > 0])].astype(np.int32)
     thread = np.repeat(np.arange(trace.n_threads, dtype=np.int32), n_out)
     # where each original call went (-1: dropped)
     newpos = np.full(n, -1, np.int64)
@@ -707,7 +707,7 @@ def perturb(trace: Trace, seed: int = 0, reorder: float = 0.05, shift: float = 0
     a_cnt = (trace.args_ptr[1:] - trace.args_ptr[:-1])[a_keep]
     args_ptr = np.zeros(len(a_keep) + 1, np.int64)
     np.cumsum(a_cnt, out=args_ptr[1:])
-    args_blob = trace.args_blob[_csr_gather(trace.args_ptr, a_keep)]
+    args_blob = trace.args_blob[csr_gather(trace.args_ptr, a_keep)]
 
     dropped = np.flatnonzero(flags & 1).astype(np.int64)
     firsts = np.flatnonzero(partner >= 0)

@@ -22,7 +22,7 @@ from .labels import TEXT_MUTED, TEXT_UI, place_facing_text
 from .spec import CameraSpec, InstanceLayer, LabelSet
 from .free_room import cells_free, occupancy_grid, rects_grid, summed_area  # noqa: F401  (re-exported)
 from .xunit import (  # noqa: F401  (the x axis' words: re-exported for the views)
-    _UNITS, TIME, XUnit, fmt_time, merged_total, nice_ticks, sampling_interval, tick_texts, trace_kind_text,
+    UNITS, TIME, XUnit, fmt_time, merged_total, nice_ticks, sampling_interval, tick_texts, trace_kind_text,
     window_text, x_unit_of,
 )
 from .text import ASCENT, DESCENT, cut_end, cut_thread_name, fit_lane_name, fit_text, name_candidates, text_width

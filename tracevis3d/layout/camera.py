@@ -35,7 +35,8 @@ def _cross3(a, b) -> np.ndarray:
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
-def _half_tans(resolution, lens_mm, sensor_mm):
+def half_tans(resolution, lens_mm, sensor_mm):
+    """(tan of the half horizontal angle, tan of the half vertical angle) of a camera with Blender's sensor fit AUTO."""
     w, h = resolution
     t = (sensor_mm / 2.0) / lens_mm  # Blender's sensor fit AUTO: sensor spans the larger side
     if w >= h:
@@ -91,7 +92,7 @@ def fit_camera(points, to_camera, resolution, orthographic=False, lens_mm=50.0,
         return CameraSpec(tuple(loc), tuple(center), orthographic=True, ortho_scale=float(scale),
                           lens_mm=lens_mm, sensor_width_mm=sensor_mm,
                           clip_start=0.01, clip_end=float(dist + extent * 2))
-    tx, ty = _half_tans(resolution, lens_mm, sensor_mm)
+    tx, ty = half_tans(resolution, lens_mm, sensor_mm)
     qa, qb, qz = (a - ca) * margin, (b - cb) * margin, z - cz
     dist = float(max(np.max(np.abs(qa) / tx - qz), np.max(np.abs(qb) / ty - qz), 1e-3))
     # refine: centre the projected bounding box and let its larger side fill the frame
@@ -116,7 +117,7 @@ def world_per_pixel(cam: CameraSpec, points, resolution) -> np.ndarray:
     w, h = resolution
     if cam.orthographic:
         return np.full(p.shape[0], cam.ortho_scale / max(w, h))
-    tx, _ = _half_tans(resolution, cam.lens_mm, cam.sensor_width_mm)
+    tx, _ = half_tans(resolution, cam.lens_mm, cam.sensor_width_mm)
     f = np.asarray(cam.target, np.float64) - np.asarray(cam.location, np.float64)
     f /= np.linalg.norm(f)
     depth = (p - np.asarray(cam.location, np.float64)) @ f

@@ -71,7 +71,7 @@ REST_SHADE = (0.86, 0.05, 0.0)  # a family's "other modules"
 
 def oklch_rgb(L, C, h) -> np.ndarray:
     """One OKLCh colour → linear sRGB (3,)."""
-    return palette.oklab_to_linear_srgb(palette._oklch(L, C, h)[None])[0]
+    return palette.oklab_to_linear_srgb(palette.oklch(L, C, h)[None])[0]
 
 
 WAIT_RGB = oklch_rgb(0.50, 0.19, 27.0)
@@ -178,7 +178,7 @@ def sync_durations(trace: Trace) -> tuple:
     return hit
 
 
-def _hue_ring(n: int) -> np.ndarray:
+def hue_ring(n: int) -> np.ndarray:
     """``n`` categorical colours avoiding the wait red: the family hues at two lightnesses."""
     out = []
     for k in range(n):
@@ -188,7 +188,8 @@ def _hue_ring(n: int) -> np.ndarray:
     return np.array(out).reshape(-1, 3)
 
 
-def _shade(family_rank: int, shade: int) -> np.ndarray:
+def family_shade(family_rank: int, shade: int) -> np.ndarray:
+    """The RGB of shade ``shade`` of colour family ``family_rank`` (OKLCH; a negative shade: the rest shade)."""
     h = FAMILY_HUES[family_rank % len(FAMILY_HUES)]
     L, C, dh = SHADES[shade % len(SHADES)] if shade >= 0 else REST_SHADE
     return oklch_rgb(L, C, h + dh)
@@ -220,7 +221,7 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
         order = order[named_area[order] > 0][:budget]
         key_slot_of_func = np.full(n_func, -1, np.int64)
         key_slot_of_func[order] = np.arange(order.size)
-        ring = _hue_ring(order.size)
+        ring = hue_ring(order.size)
         for k, f in enumerate(order):
             colours.append(ring[k])
             names.append(_function_legend_name(trace, ft, int(f)))
@@ -245,7 +246,7 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
         def add(m):
             f = fam_of_mod[m]
             slot_of_mod[m] = len(colours)
-            colours.append(_shade(int(fam_rank[f]), int(shades_used[f])))
+            colours.append(family_shade(int(fam_rank[f]), int(shades_used[f])))
             names.append(_module_legend_name(ft.modules[m], ft.families[f]))
             shades_used[f] += 1
 
@@ -265,7 +266,7 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
                 continue
             if f not in rest_slot:
                 rest_slot[f] = len(colours)
-                colours.append(_shade(int(fam_rank[f]), -1))
+                colours.append(family_shade(int(fam_rank[f]), -1))
                 names.append(f"{ft.families[f]} (other modules)")
             slot_of_mod[m] = rest_slot[f]
         slot_of_func = slot_of_mod[ft.module_id]

@@ -399,7 +399,7 @@ def side_threads(cmp, params: CompareParams) -> dict:
     busiest thread, which may do something else entirely.  With ``pack_threads``, by
     sections (`select.thread_sections`: a server's request threads), each side then showing
     its thread's whole section in its one lane (`compare_sides.side_fold`)."""
-    from .select import _resolve_in_order, thread_sections
+    from .select import resolve_in_order, thread_sections
     from .thread_work import corresponding_thread, working_thread
 
     out = {}
@@ -410,7 +410,7 @@ def side_threads(cmp, params: CompareParams) -> dict:
         ta = out["thread_a"] = working_thread(cmp.a, sec_a)
     if params.thread_b is None and cmp.b.n_threads > 1:
         try:
-            ia = 0 if ta is None else _resolve_in_order(cmp.a, [ta])[0]
+            ia = 0 if ta is None else resolve_in_order(cmp.a, [ta])[0]
         except ValueError as e:  # the parameter the user gave, not the lane order's
             raise ValueError(str(e).replace("thread_order:", "thread_a:", 1)) from None
         out["thread_b"] = corresponding_thread(cmp.b, cmp.a, ia, sec_b, sec_a)

@@ -151,12 +151,12 @@ def stretched(vpos, spacing, depth, k: float, orientation) -> np.ndarray:
 def _fit_frame(to_cam, res, rect, lens_mm) -> tuple:
     """``(r, u, f, tx, ty)``: the camera basis and half-tangents `camera.fit_camera_rect`
     fits with (perspective, the default sensor)."""
-    from .camera import _half_tans, camera_basis
+    from .camera import half_tans, camera_basis
 
     w, h = res
     x0, y0, x1, y1 = (float(v) for v in rect)
     wc, hc = max(x1 - x0, 1.0), max(y1 - y0, 1.0)
-    tx, ty = _half_tans((wc, hc), lens_mm * float(max(w, h)) / float(max(wc, hc)), 36.0)
+    tx, ty = half_tans((wc, hc), lens_mm * float(max(w, h)) / float(max(wc, hc)), 36.0)
     r, u, f = camera_basis(to_cam)
     return r, u, f, float(tx), float(ty)
 

@@ -421,9 +421,9 @@ def build_inset(plan: InsetPlan, st, frame, params, tpx: float, names_grid: np.n
 def time_range(a: float, b: float) -> str:
     """``a`` to ``b`` µs in the unit of ``b``, as the time axis writes its ticks: "0 – 43.4 ms",
     "6.94 – 7.28 ms", "1.03 – 1.11 s" (`annotate.fmt_time`'s units and digits)."""
-    from .annotate import _UNITS
+    from .annotate import UNITS
 
-    scale, unit = next(((sc, u) for sc, u in _UNITS if abs(b) >= sc), _UNITS[-1])
+    scale, unit = next(((sc, u) for sc, u in UNITS if abs(b) >= sc), UNITS[-1])
     first = "0" if abs(a) < 0.0005 * abs(b) else f"{a / scale:.3g}"
     return f"{first} – {b / scale:.3g} {unit}"
 

@@ -5,7 +5,7 @@ and legend once, the cutaway by that name, the live view on its own lanes
 (`live_lanes.LiveLanes.name_blocks`, with the same `LANE_RUN_MIN`)."""
 from __future__ import annotations
 
-from .select import Selection, _kind_of, packed_lane_name
+from .select import Selection, kind_of, packed_lane_name
 from .text import text_width
 
 
@@ -23,7 +23,7 @@ def lane_name_runs(sel: Selection) -> list:
         return []
     tr, members = sel.trace, sel.lane_members
     named = sel.member_named
-    kinds = [(_kind_of(tr, m[0]) if len(m) > 1 and not (named is not None and named[k]) else None)
+    kinds = [(kind_of(tr, m[0]) if len(m) > 1 and not (named is not None and named[k]) else None)
              for k, m in enumerate(members)]
     runs, first = [], 0
     for k in range(1, len(kinds) + 1):

@@ -11,7 +11,7 @@ rare and amortised); a box is as deep (y) as one level high, with the same cushi
 material as the static icicle.
 
 Colours (`live_colour.LiveColouring`): the module of the function, as the static icicle's ``module``
-mode (packages are hue families, a package's modules shades of its hue; `colour._shade`),
+mode (packages are hue families, a package's modules shades of its hue; `colour.family_shade`),
 given to the modules covering the most area so far and re-ranked at a lower rate than the
 updates (a re-ranking that changes a slot rewrites every box); runtime infrastructure
 (imports, start-up, thread bootstrap: `naming.INFRA_MODULES`) sand, SyncTrace's reserved red

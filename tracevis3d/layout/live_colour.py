@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .colour import FAMILY_HUES, INFRA_RGB, OTHER_RGB, PALE_RGB, SHADES, WAIT_RGB, _shade
+from .colour import FAMILY_HUES, INFRA_RGB, OTHER_RGB, PALE_RGB, SHADES, WAIT_RGB, family_shade
 from ..naming import describe_function
 
 N_MODULE_COLOURS = 16
@@ -67,11 +67,11 @@ class DrawnDepths:
         new call; None when nothing is hidden)."""
         if not self.hiding:
             return None
-        from ..live.store import _grow
+        from ..live.store import grow_rows
 
         while len(self.drawn) <= ti:
             self.drawn.append(np.zeros(64, np.int32))
-        self.drawn[ti] = _grow(self.drawn[ti], T.n)
+        self.drawn[ti] = grow_rows(self.drawn[ti], T.n)
         hidden = self.colouring.hidden
         drawn_depths(T.parent, T.func, hidden, T.depth, self.drawn[ti], have, T.n)
         return hidden[T.func[have: T.n]]
@@ -163,7 +163,7 @@ class LiveColouring:
     def rank(self, func_area: np.ndarray) -> np.ndarray:
         """Give the module colours to the modules with the most area (``func_area``: the
         summed box widths, µs, of each function's calls); packages are hue families ranked
-        by area, their modules shades in rank order (`colour._shade`).  Returns the
+        by area, their modules shades in rank order (`colour.family_shade`).  Returns the
         functions whose slot changed (their boxes' colours must be written again)."""
         nm = len(self.modules)
         area = np.zeros(nm, np.float64)
@@ -187,7 +187,7 @@ class LiveColouring:
             shade = family_shades.get(family, 0)
             family_shades[family] = shade + 1
             # beyond the hue families or the shades: a family's muted "rest" shade
-            self.rgb[FIRST_MODULE + k] = _shade(r, shade if shade < len(SHADES) and r < len(FAMILY_HUES) else -1)
+            self.rgb[FIRST_MODULE + k] = family_shade(r, shade if shade < len(SHADES) and r < len(FAMILY_HUES) else -1)
             self.slot_module[FIRST_MODULE + k] = module
         before = self.func_slot
         self.func_slot = self._slot_of_modules(self.func_module, self.reserved, self.pale)

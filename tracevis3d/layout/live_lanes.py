@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..live.store import _grow
+from ..live.store import grow_rows
 from .lane_blocks import LANE_RUN_MIN, block_label
 from ..params.shared import MAX_LANES
 from .select import NAMED_PACK_MAX, PACK_GAP_FALLBACK, PACK_GAP_FRAC, PACK_MIN_LANES, packed_name_of, thread_kind
@@ -112,18 +112,18 @@ class LiveLanes:
             if own.size:
                 np.minimum.at(self._lead, self.lane_of(ti, own), depth_of(ti)[own].astype(np.int64))
 
-    def _grow(self) -> None:
+    def grow_rows(self) -> None:
         if self.n_lanes < self.lane_kind.shape[0]:
             return
         for name, fill in (("lane_kind", 0), ("lane_free_at", 0.0), ("lane_holder", 0), ("_deepest", 0),
                            ("_lead", NO_LEAD)):
-            setattr(self, name, _grow(getattr(self, name), self.n_lanes + 1, fill))
+            setattr(self, name, grow_rows(getattr(self, name), self.n_lanes + 1, fill))
 
     def _open_lane(self, kind: int, ti: int, proc: tuple = (0, 0)) -> int:
         """A new lane for thread ``ti``: drawn under the last lane of its process (``proc``:
         publisher, pid), as the static views keep a process's lanes together (a worker
         process's threads arriving after another process's), else at the bottom."""
-        self._grow()
+        self.grow_rows()
         lane = self.n_lanes
         self.n_lanes += 1
         self.lane_kind[lane], self.lane_holder[lane], self.lane_free_at[lane] = kind, ti, np.inf

@@ -22,7 +22,7 @@ activity shown).  Depth into the picture is the allocation rate (allocations per
 Leaked ranges (alive at the end) are a red cap after the run's end; the high-water mark is a
 vertical line with memray's figure.
 
-The stages (`band_plan`, `band_geometry`, `band_legend_rows`, `_band_labels`, `_axis_labels`) are
+The stages (`band_plan`, `band_geometry`, `band_legend_rows`, `band_labels`, `axis_labels`) are
 shared with the figure under the calls' icicle (`layout.memory_calls`).  Over 600 lines: the
 bands' stages and their labels are one pipeline that both figures run, with the call strip and
 the alignment of the two clocks that the icicle's figure imports from here.
@@ -101,7 +101,7 @@ def thickness_note(cap: MemoryCapture, params: MemoryParams) -> tuple:
 
 def memory_title(cap: MemoryCapture, params: MemoryParams) -> str:
     return params.title if params.title is not None else cap.meta.get("figure_title") or (
-        f"{_program(cap)} · memory over time · peak {fmt_bytes(cap.peak_bytes)} · {cap.n_allocations:,} allocator "
+        f"{capture_program(cap)} · memory over time · peak {fmt_bytes(cap.peak_bytes)} · {cap.n_allocations:,} allocator "
         f"records · leaked {fmt_bytes(cap.leaked_bytes)} · memray {cap.meta.get('memray_version', '')}")
 
 
@@ -318,7 +318,7 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
     site_legend, site_rows = band_legend_rows(cap, params, bp, n_legend, room_em)
     legend_rows = rows + site_legend
     plan = plan_hud(res, tpx, title, legend_rows, params.show_title, params.show_legend)
-    to_cam = _to_camera(params.azimuth, params.elevation)
+    to_cam = to_camera(params.azimuth, params.elevation)
     x0r, y0r, x1r, y1r = plan.rect
     rect = (x0r + 4.0 * tpx, y0r + 1.6 * tpx, x1r, y1r - 2.0 * tpx)
     # the chart's height: the rectangle's shape, so the chart fills it
@@ -341,10 +341,10 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
 
     labels = []
     if params.show_labels:
-        labels.append(_band_labels(cam, res, tpx, to_cam, named[:int(params.max_labels)], g_name, g_rgb, bp.gheld,
+        labels.append(band_labels(cam, res, tpx, to_cam, named[:int(params.max_labels)], g_name, g_rgb, bp.gheld,
                                    geo.base, zs, CHART_W / bp.n_bins, hx,
                                    group_kind="range" if params.group_by == "range" else "site"))
-    labels.append(_axis_labels(cam, res, tpx, to_cam, t1, geo.top, zs, hx, cap, chart_h))
+    labels.append(axis_labels(cam, res, tpx, to_cam, t1, geo.top, zs, hx, cap, chart_h))
     swatch_rgb = np.array([g_rgb[g] for g in named[:n_legend]] or [GREY], np.float64)
     swatch_mats = [f"TV3D_memory_sw{k:02d}" for k in range(len(swatch_rgb))]
     hud_labels, legend_layer, hud_dist = hud_layers(plan, cam, res, swatch_rgb, swatch_mats)
@@ -357,7 +357,7 @@ def memory_layout(cap: MemoryCapture, params: MemoryParams | None = None, calls=
         layers.append(geo.leaks)
     if legend_layer is not None:
         layers.append(legend_layer)
-    mats = _materials(geo.band_mats, geo.mat_rgb, strip_mats if strip_layer is not None else {}, swatch_mats,
+    mats = memory_materials(geo.band_mats, geo.mat_rgb, strip_mats if strip_layer is not None else {}, swatch_mats,
                       swatch_rgb)
     all_labels = LabelSet.concat(labels + [hud_labels])
     spec = SceneSpec(
@@ -384,8 +384,8 @@ def site_kinds(hud_labels: LabelSet, site_rows: list, group_by: str) -> None:
 
 
 def memory_lights(params: MemoryParams) -> list:
-    return [LightSpec("TV3D_key", "SUN", tuple(-_to_camera(params.azimuth - 35.0, 50.0)), 3.0),
-            LightSpec("TV3D_fill", "SUN", tuple(-_to_camera(params.azimuth + 60.0, 15.0)), 0.8)]
+    return [LightSpec("TV3D_key", "SUN", tuple(-to_camera(params.azimuth - 35.0, 50.0)), 3.0),
+            LightSpec("TV3D_fill", "SUN", tuple(-to_camera(params.azimuth + 60.0, 15.0)), 0.8)]
 
 
 def memory_meta(cap: MemoryCapture, params: MemoryParams, bp: BandPlan, geo: BandGeometry, bytes_per_unit: float,
@@ -428,7 +428,7 @@ def _grouped_grid(cap, params, band, ordered, rank, n_bands, t1, n_bins, chart_p
     return group, is_agg, n_groups, gheld, galloc
 
 
-def _materials(band_mats, mat_rgb, strip_mats: dict, swatch_mats, swatch_rgb) -> dict:
+def memory_materials(band_mats, mat_rgb, strip_mats: dict, swatch_mats, swatch_rgb) -> dict:
     """The memory view's materials: a band's colour slots (full and pale), the marks, the panel,
     the call strip's, the legend's swatches and the text."""
     mats = {name: MaterialSpec(name, tuple(float(c) for c in rgb) + (1.0,), cushion=False, from_attribute=False)
@@ -446,7 +446,7 @@ def _plot_panel(chart_h: float, top: float, zs: float, drop: float) -> InstanceL
     every byte tick, so a band's thickness can be read off the grid.  The camera looks down on
     the chart, so the panel, behind it, is lowered by ``drop`` (its depth × tan(elevation)) to
     line its grid up with the bands' front faces and the tick labels in front."""
-    ticks = [v * zs for v in _nice(0.0, top, 5) if 0 < v * zs < chart_h * HEADROOM]
+    ticks = [v * zs for v in nice(0.0, top, 5) if 0 < v * zs < chart_h * HEADROOM]
     n = 1 + len(ticks)
     pos = np.zeros((n, 3), np.float32)
     sc = np.zeros((n, 3), np.float32)
@@ -483,9 +483,9 @@ def align_calls(cap: MemoryCapture, trace, t1: float, offset_us: float | None = 
     inside the capture's span.  ``offset_us`` given (the trace's µs at the capture's 0): that,
     "the wall clocks".  Returns {"call", "x0", "x1" (ms), "depth", "offset_us", "how"}."""
     offset, how, top_depth = None, "", 0
-    prog = _program(cap).split()[0] if cap.command_line else ""
+    prog = capture_program(cap).split()[0] if cap.command_line else ""
     if not prog.endswith(".py"):  # a runner in front (``-m tracevis3d.live run ... program.py``): its script
-        prog = next((w for w in _program(cap, 99).split() if w.endswith(".py")), prog)
+        prog = next((w for w in capture_program(cap, 99).split() if w.endswith(".py")), prog)
     base = prog.rsplit("/", 1)[-1] if prog.endswith(".py") else ""
     fids = [i for i, f in enumerate(trace.function_files) if base and f and (
         f.replace("\\", "/").endswith("/" + base) or f == base)]
@@ -566,7 +566,7 @@ def _call_strip(strip, trace, t1, chart_h, cam, res, tpx, to_cam):
 
 
 
-def _to_camera(azimuth: float, elevation: float) -> np.ndarray:
+def to_camera(azimuth: float, elevation: float) -> np.ndarray:
     """Unit vector from the chart towards the camera: in front (-y), turned by ``azimuth`` about
     z and raised by ``elevation``."""
     a, e = np.radians(azimuth), np.radians(elevation)
@@ -577,7 +577,7 @@ def _to_camera(azimuth: float, elevation: float) -> np.ndarray:
 _MEMRAY_VALUE_OPTIONS = {"-o", "--output", "-p", "--live-port"}
 
 
-def _program(cap: MemoryCapture, n_words: int = 3) -> str:
+def capture_program(cap: MemoryCapture, n_words: int = 3) -> str:
     """The program a capture ran (its first ``n_words`` words after ``memray run``'s options)."""
     words = cap.command_line.split()
     for k, wd in enumerate(words):
@@ -620,7 +620,7 @@ def _band_meta(cap, sel, n_members, agg, name, held_row) -> dict:
     return info
 
 
-def _band_labels(cam, res, tpx, to_cam, named, g_name, g_rgb, gheld, base, zs, w, hx, group_kind: str) -> LabelSet:
+def band_labels(cam, res, tpx, to_cam, named, g_name, g_rgb, gheld, base, zs, w, hx, group_kind: str) -> LabelSet:
     """Names inside the bands: each named band, largest first, at the run of columns around its
     thickest one where it is at least a text line thick and as long as its name; no overlap."""
     wpp = float(world_per_pixel(cam, np.zeros((1, 3)), res)[0])
@@ -682,15 +682,15 @@ def _band_labels(cam, res, tpx, to_cam, named, g_name, g_rgb, gheld, base, zs, w
                     [group_kind] * n, np.full(n, -1, np.int32), rot.astype(np.float32))
 
 
-def _axis_labels(cam, res, tpx, to_cam, t1, top, zs, hx, cap, chart_h) -> LabelSet:
+def axis_labels(cam, res, tpx, to_cam, t1, top, zs, hx, cap, chart_h) -> LabelSet:
     """Time ticks under the chart, byte ticks at its left, and the high-water mark's name."""
     wpp = float(world_per_pixel(cam, np.zeros((1, 3)), res)[0])
     s = 0.85 * tpx * wpp
     texts, pts, align, kinds = [], [], [], []
-    for v in _nice(0.0, t1 / 1000.0, 7):
+    for v in nice(0.0, t1 / 1000.0, 7):
         texts.append(f"{v:g} s"); pts.append((v * 1000.0 / t1 * CHART_W, 0.0, -1.1 * tpx * wpp)); align.append(1)
         kinds.append("axis")
-    for v in _nice(0.0, top, 5):
+    for v in nice(0.0, top, 5):
         texts.append(fmt_bytes(v)); pts.append((-0.5 * tpx * wpp, 0.0, v * zs - 0.35 * s)); align.append(2)
         kinds.append("axis")
     texts.append(f"high-water mark {fmt_bytes(cap.peak_bytes)} at {fmt_ms(cap.hwm_ms)}")
@@ -705,7 +705,8 @@ def _axis_labels(cam, res, tpx, to_cam, t1, top, zs, hx, cap, chart_h) -> LabelS
                     np.array(align, np.uint8), kinds, np.full(n, -1, np.int32), rot.astype(np.float32))
 
 
-def _nice(lo: float, hi: float, n: int) -> list:
+def nice(lo: float, hi: float, n: int) -> list:
+    """Round axis ticks in [lo, hi], about ``n`` of them, a step of 1, 2, 2.5 or 5 times a power of ten."""
     span = max(hi - lo, 1e-12)
     raw = span / max(n, 1)
     mag = 10 ** np.floor(np.log10(raw))

@@ -38,8 +38,8 @@ from .geometry import cluster_material_names
 from .icicle import (OCCUPANCY_CELL_PX, figure_materials, hud_rects, icicle_geometry, icicle_stages, label_materials,
                      lane_name_em, lanes_occupancy, legend_rows)
 from .labels import text_px
-from .memory import (CHART_W, GREY, HEADROOM, MAX_LEGEND_SITES, _axis_labels, _band_labels, _materials, _nice,
-                     _to_camera, align_calls, band_geometry, band_legend_rows, band_plan, capture_span, fmt_bytes,
+from .memory import (CHART_W, GREY, HEADROOM, MAX_LEGEND_SITES, axis_labels, band_labels, memory_materials, nice,
+                     to_camera, align_calls, band_geometry, band_legend_rows, band_plan, capture_span, fmt_bytes,
                      leak_rows, memory_layout, memory_lights, memory_meta, memory_title, site_kinds, thickness_note)
 from .spec import CameraSpec, InstanceLayer, LabelSet, LegendEntry, SceneSpec
 from .text import text_width
@@ -165,7 +165,7 @@ def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_o
     n_lanes = st.lane_levels.size
     ice_levels = float(st.lane_levels.sum()) + lane_gap_levels(n_lanes) * (n_lanes - 1) + 2.0
     below = ice_levels * (1.0 - share) / share
-    byte_em = max(text_width(fmt_bytes(v)) for v in _nice(0.0, float(bp.gheld.sum(axis=0).max()), 5) or [0.0])
+    byte_em = max(text_width(fmt_bytes(v)) for v in nice(0.0, float(bp.gheld.sum(axis=0).max()), 5) or [0.0])
     one_lane = n_lanes == 1  # its name (a thread's, often a number) would widen the margin of both parts
     name_em = max(0.0 if one_lane else lane_name_em(sel, ip), 0.85 * byte_em + 0.5)
     frame = frame_lanes(st.lane_levels, st.lane_ext, plan.rect, ip, tpx, name_em, sel.t0, sel.t1,
@@ -177,14 +177,14 @@ def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_o
     chart_h = max((ztop - zb - HWM_ROOM_SIZES * tpx * wpp) / HEADROOM, 1e-6) / sim.scale  # the memory view's units
     geo = band_geometry(cap, params, bp, chart_h)
     cam_m = sim.camera_seen_from_memory(frame.cam)
-    to_cam = _to_camera(params.azimuth, params.elevation)
+    to_cam = to_camera(params.azimuth, params.elevation)
     mem_labels = []
     if params.show_labels:
-        mem_labels.append(_band_labels(cam_m, res, tpx, to_cam, bp.named[:int(params.max_labels)], bp.g_name,
+        mem_labels.append(band_labels(cam_m, res, tpx, to_cam, bp.named[:int(params.max_labels)], bp.g_name,
                                        bp.g_rgb, bp.gheld, geo.base, geo.zs, CHART_W / bp.n_bins, geo.hx,
                                        group_kind="range" if params.group_by == "range" else "site"))
-    axis = _axis_labels(cam_m, res, tpx, to_cam, t1, geo.top, geo.zs, geo.hx, cap, chart_h)
-    n_time = len(_nice(0.0, t1 / 1000.0, 7))  # the time ticks: the icicle's axis is the figure's
+    axis = axis_labels(cam_m, res, tpx, to_cam, t1, geo.top, geo.zs, geo.hx, cap, chart_h)
+    n_time = len(nice(0.0, t1 / 1000.0, 7))  # the time ticks: the icicle's axis is the figure's
     keep = np.arange(n_time, len(axis))
     mem_labels.append(LabelSet([axis.texts[k] for k in keep], axis.anchors[keep], axis.sizes[keep],
                                [axis.material[k] for k in keep], axis.align[keep], [axis.kind[k] for k in keep],
@@ -215,7 +215,7 @@ def memory_under_icicle(cap: MemoryCapture, params: MemoryParams, calls, calls_o
     layers = [x.pruned() if isinstance(x, InstanceLayer) else x for x in layers]
     materials = figure_materials(colouring)
     materials.update(label_materials(layers))
-    materials.update(_materials(geo.band_mats, geo.mat_rgb, {}, mem_sw_mats, mem_sw_rgb))
+    materials.update(memory_materials(geo.band_mats, geo.mat_rgb, {}, mem_sw_mats, mem_sw_rgb))
     all_labels = LabelSet.concat(label_sets + mem_labels + [hud_labels])
     legend = ([LegendEntry(it.name, tuple(float(c) for c in colouring.slot_rgb[it.slot])) for it in colouring.legend]
               + [LegendEntry(bp.g_name[g], tuple(bp.g_rgb[g])) for g in bp.named[:n_legend]])

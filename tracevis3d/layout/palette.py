@@ -46,7 +46,8 @@ def linear_to_srgb(c):
     return np.where(c <= 0.0031308, c * 12.92, 1.055 * c ** (1 / 2.4) - 0.055)
 
 
-def _oklch(L, C, h_deg):
+def oklch(L, C, h_deg):
+    """OKLCH (lightness, chroma, hue in degrees) as OKLab coordinates, shape (..., 3)."""
     h = np.deg2rad(np.asarray(h_deg, np.float64))
     L = np.broadcast_to(np.asarray(L, np.float64), h.shape)
     C = np.broadcast_to(np.asarray(C, np.float64), h.shape)
@@ -70,7 +71,7 @@ def categorical(n: int) -> np.ndarray:
     hue = (25.0 + (k // 2) * step + tier * step / 2) % 360.0
     L = np.where(tier == 0, 0.74, 0.60)
     C = np.where(tier == 0, 0.14, 0.13)
-    lab = _oklch(L, C, hue)[:n]
+    lab = oklch(L, C, hue)[:n]
     rgb = oklab_to_linear_srgb(lab)
     lab = linear_srgb_to_oklab(rgb)  # after gamut clipping
     order = [0]
@@ -101,7 +102,7 @@ def sequential(v) -> np.ndarray:
     f = (x - i)[..., None]
     lab = []
     for p in _SEQ:  # six control points, not per element
-        lab.append(_oklch(p[0], p[1], p[2]))
+        lab.append(oklch(p[0], p[1], p[2]))
     lab = np.array(lab)
     out = lab[i] * (1 - f) + lab[i + 1] * f
     return oklab_to_linear_srgb(out)

@@ -199,7 +199,7 @@ def projection_matrix(orthographic: bool, lens_mm: float, sensor_mm: float, orth
     return proj
 
 
-def _unproject(persp: np.ndarray, ndc_x: float, ndc_y: float) -> tuple:
+def unproject(persp: np.ndarray, ndc_x: float, ndc_y: float) -> tuple:
     """(origin, direction) of the ray through a point in normalised device coordinates."""
     inv = np.linalg.inv(np.asarray(persp, np.float64))
     a = inv @ np.array([ndc_x, ndc_y, -1.0, 1.0])
@@ -211,7 +211,7 @@ def _unproject(persp: np.ndarray, ndc_x: float, ndc_y: float) -> tuple:
 def frame_x_range(persp: np.ndarray, z_mid: float) -> tuple:
     """(left, right) x where a view's left and right edges, at half height, meet the figure's
     front plane (y = 0)."""
-    return tuple(_ray_plane_x(*_unproject(persp, nx, 0.0), z_mid) for nx in (-1.0, 1.0))
+    return tuple(_ray_plane_x(*unproject(persp, nx, 0.0), z_mid) for nx in (-1.0, 1.0))
 
 
 def place_refinement(overview: Overview, spec_meta: dict, camera, resolution, window) -> Placement:

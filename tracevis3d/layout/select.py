@@ -1,10 +1,9 @@
 """Select stage: which calls a figure shows, in which lanes, in which order (bpy-free).
 
-1. hide: calls matched by ``params.hide`` (regexes on the raw or the display name) or
-   ``params.hide_modules`` (a module or any of its submodules), the top
-   ``params.hide_utilities`` utility routines, and the descendants of collapsed pattern
-   instances (``params.collapse_patterns``) are removed and their children promoted
-   (`tracevis3d.analysis.filters.filter_trace`, `tracevis3d.transform.merge_calls`);
+1. hide: calls matched by ``params.hide`` (regexes on the raw or the display name) or ``params.hide_modules``
+   (a module or any of its submodules), the top ``params.hide_utilities`` utility routines, and the
+   descendants of collapsed pattern instances (``params.collapse_patterns``) are removed and their children
+   promoted (`tracevis3d.analysis.filters.filter_trace`, `tracevis3d.transform.merge_calls`);
 2. threads: ``params.threads`` (indices or names) or all;
 3. lane order: ``params.thread_order``: ``default`` = processes in the order of their first
    activity, each process's threads together: its main thread first (named
@@ -178,7 +177,7 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
         else:
             raise ValueError(f"unknown thread order {order!r}")
         return threads[perm]
-    wanted = _resolve_in_order(trace, order)
+    wanted = resolve_in_order(trace, order)
     pos = {int(t): k for k, t in enumerate(threads)}
     head = [int(t) for t in wanted if int(t) in pos]
     head = list(dict.fromkeys(head))
@@ -186,7 +185,8 @@ def order_threads(trace: Trace, threads: np.ndarray, order) -> np.ndarray:
     return np.asarray(head + rest, np.int32)
 
 
-def _resolve_in_order(trace: Trace, spec) -> list:
+def resolve_in_order(trace: Trace, spec) -> list:
+    """Thread indices of the thread specs in ``spec``, in its order (ValueError naming a thread not found)."""
     out = []
     for s in spec:
         try:
@@ -473,7 +473,7 @@ def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None, m
     tighter gaps of `PACK_GAP_FALLBACK` are tried, the first that fits (else the fewest rows)
     kept: a server's 5,000 threads of one request each, 8 at once, took 58 rows at the
     default gap, and the 24 lanes showed 2,041 of them; with no gap 8 rows hold all."""
-    kinds = [_kind_of(trace, t) if alone is None or not alone[k] else (("alone", k), "")
+    kinds = [kind_of(trace, t) if alone is None or not alone[k] else (("alone", k), "")
              for k, t in enumerate(threads)]
     row = pack_lanes(kinds, first, last, PACK_GAP_FRAC * span)
     shared = max_rows and row.size and len(set(kinds)) < len(kinds)  # else a gap changes nothing
@@ -486,7 +486,7 @@ def _pack_threads(trace: Trace, threads, first, last, span: float, alone=None, m
     return row
 
 
-def _kind_of(trace: Trace, t: int) -> tuple:
+def kind_of(trace: Trace, t: int) -> tuple:
     """What threads of one kind share (the packed lanes, the cone's thread groups): their
     `thread_kind`, and their process's kind: its name's `thread_kind` where it has a name
     (the child processes a program starts one after another, "python -c", each with its
@@ -510,7 +510,7 @@ def thread_groups(trace: Trace, min_threads: int) -> tuple | None:
         return None
     kinds: dict = {}
     for t in busy.tolist():
-        kinds.setdefault(_kind_of(trace, t), []).append(t)
+        kinds.setdefault(kind_of(trace, t), []).append(t)
     if len(kinds) == busy.size:
         return None
     group_of = np.zeros(trace.n_threads, np.int32)
@@ -580,7 +580,7 @@ def section_members(trace: Trace, thread: int) -> list:
 def packed_lane_name(trace: Trace, threads: list, counts: tuple | None = None) -> str:
     """The name of a lane that several threads share: how many, and what they run
     ("6× process_request_thread", from "Thread-7 (process_request_thread)"; the legend
-    says what the count means, `PACKED_NOTE`).  Threads of several processes (`_kind_of`:
+    says what the count means, `PACKED_NOTE`).  Threads of several processes (`kind_of`:
     processes of one kind) are named by their processes, and by their threads where those
     are not the processes' main threads ("8× python -c", "3× ForkPoolWorker: Dummy-…");
     the threads of one process, in a trace of several, after their process's label

@@ -41,7 +41,7 @@ from .annotate import (MATERIAL_TEXT_COLOURS, TWO_COLUMN_FRAC, fmt_time, free_ro
                        trace_kind_text, window_text, x_unit_of)
 from .budget import level_px
 from .camera import euler_xyz, fit_camera_rect, project, view_direction, world_per_pixel
-from .colour import _hue_ring, colour_calls, legend_swatch_rows
+from .colour import hue_ring, colour_calls, legend_swatch_rows
 from .cutaway import threads_cutaway
 from . import threads_flows
 from .flow_arcs import flows_in_window
@@ -141,7 +141,7 @@ def default_focus(sync, threads: list, lane_of_thread=None) -> int:
 def lane_colours(n_lanes: int) -> np.ndarray:
     """(n_lanes, 3): categorical thread colours (no wait red), no two ring neighbours alike."""
     m = min(max(n_lanes, 3), 10)
-    return _hue_ring(m)[neighbour_distinct(n_lanes, m)]
+    return hue_ring(m)[neighbour_distinct(n_lanes, m)]
 
 
 def _materials(prefix: str, rgb: np.ndarray, alpha: float) -> tuple:
@@ -266,7 +266,7 @@ def curve_colours(sync, cs, params, lane_rgb):
     if params.color_by == "object":
         k = object_colour_index(sync, cs.object)
         m = int(k.max()) + 1 if k.size and k.max() >= 0 else 0
-        rgb = np.vstack([_hue_ring(max(m, 1))[:m], GREY[None]])
+        rgb = np.vstack([hue_ring(max(m, 1))[:m], GREY[None]])
         return np.where(k >= 0, k, m).astype(np.int32), rgb
     return cs.waiter_lane.astype(np.int32), lane_rgb
 
@@ -1307,7 +1307,7 @@ def threads_layout(trace: Trace, params: ThreadsParams | None = None, sync=None)
     n_pair_arcs = threads_flows.summary_arc_count(tr, sel.lane_of_thread(), sel.t0, sel.t1) if n_flows else 0
     rows += threads_flows.legend_row(n_flows, n_pair_arcs)
     n_obj = max([c for _, c, _ in obj_rows], default=-1) + 1
-    obj_rgb = _hue_ring(max(n_obj, 1))[:n_obj]
+    obj_rgb = hue_ring(max(n_obj, 1))[:n_obj]
     all_rgb = np.vstack([slot_rgb, lane_rgb, obj_rgb])
 
     def swatch(s):

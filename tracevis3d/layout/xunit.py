@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
+UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"), (1e-3, "ns"))
 
 
 #: past 999 s a duration reads in minutes, then hours, then days (not "1e+03 s")
@@ -27,7 +27,7 @@ def fmt_time(us: float) -> str:
     if a >= 999.5e6:
         scale, unit = next((s, u) for s, u in _LONG_UNITS if a >= s)
         return f"{us / scale:.3g} {unit}"
-    for scale, unit in _UNITS:
+    for scale, unit in UNITS:
         if a >= scale or scale == 1e-3:
             return f"{us / scale:.3g} {unit}"
     return f"{us:.3g} µs"  # pragma: no cover
@@ -41,7 +41,7 @@ def nice_ticks(span_us: float, target: int = 6) -> tuple:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     ticks = np.arange(0.0, span_us * (1 + 1e-9), step)
-    scale, unit = next(((s, u) for s, u in _UNITS if ticks[-1] >= s), (1e-3, "ns"))
+    scale, unit = next(((s, u) for s, u in UNITS if ticks[-1] >= s), (1e-3, "ns"))
     dec = max(0, -int(math.floor(math.log10(step / scale) + 1e-9)))
     return ticks, scale, unit, dec
 
@@ -166,7 +166,7 @@ class XUnit:
         """``a`` to ``b`` in the unit of ``b``: "6.94 – 7.28 ms", "2k – 4.1k samples"."""
         if self.is_time:
             k = self.us_per_unit
-            scale, unit = next(((sc, u) for sc, u in _UNITS if abs(b * k) >= sc), _UNITS[-1])
+            scale, unit = next(((sc, u) for sc, u in UNITS if abs(b * k) >= sc), UNITS[-1])
             first = "0" if abs(a) < 0.0005 * abs(b) else f"{a * k / scale:.3g}"
             return f"{first} – {b * k / scale:.3g} {unit}"
         scale, prefix = _si(b)

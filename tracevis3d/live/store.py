@@ -26,7 +26,7 @@ _COLS = {"func": np.int32, "start": np.float64, "end": np.float64, "depth": np.i
          "parent": np.int32, "endi": np.int32}
 
 
-def _grow(a: np.ndarray, need: int, fill=None) -> np.ndarray:
+def grow_rows(a: np.ndarray, need: int, fill=None) -> np.ndarray:
     """``a`` with room for ``need`` rows (capacity doubling; the rows kept, the new ones
     unset, or ``fill``)."""
     if need <= a.shape[0]:
@@ -57,8 +57,8 @@ class ThreadCalls:
         need = self.n + enters
         if need > self.func.shape[0]:
             for k in _COLS:
-                setattr(self, k, _grow(getattr(self, k), need))
-        self.stack = _grow(self.stack, self.sp + enters)
+                setattr(self, k, grow_rows(getattr(self, k), need))
+        self.stack = grow_rows(self.stack, self.sp + enters)
 
     @property
     def nbytes(self) -> int:
@@ -83,7 +83,7 @@ class TraceView:
     def _reserve(self, n: int) -> None:
         if n > self.cols["func"].shape[0]:
             for k in self.cols:
-                self.cols[k] = _grow(self.cols[k], n)
+                self.cols[k] = grow_rows(self.cols[k], n)
         if n + 1 > self.obj_ptr.shape[0]:
             self.obj_ptr = np.zeros(max(n + 1, 2 * self.obj_ptr.shape[0]), np.int64)
 

@@ -8,7 +8,7 @@ import os
 import re
 
 from .core import Param, Schema
-from .kinds import Choice, Kind, Number, _prop
+from .kinds import Choice, Kind, Number, prop
 from .render import RENDER
 from .trace_kinds import Window
 
@@ -135,7 +135,7 @@ class ZoomWindow(Window):
         return v if v == AUTO_WINDOW else super().text(v)
 
     def props(self, p):
-        return [_prop(f"{p.name}_mode", "Enum", p, items=ZOOM_MODE_ITEMS, default="off",
+        return [prop(f"{p.name}_mode", "Enum", p, items=ZOOM_MODE_ITEMS, default="off",
                       description=f"{p.help} (Off: {p.default_text or 'none'})")] + super().props(p)[1:]
 
     def from_props(self, p, get):

@@ -55,7 +55,7 @@ def parse_fold(spec) -> tuple:
     return ("levels", tuple(ranges))
 
 
-def _thread_word(s):
+def thread_word(s):
     """A thread by index (digits) or name."""
     if isinstance(s, str):
         s = s.strip()
@@ -63,15 +63,17 @@ def _thread_word(s):
     return s
 
 
-def _words(text: str, sep: str) -> list:
+def split_words(text: str, sep: str) -> list:
+    """The non-empty words of ``text`` split at ``sep``, stripped."""
     return [w.strip() for w in (text or "").split(sep) if w.strip()]
 
 
-def _is_int(v) -> bool:
+def is_int(v) -> bool:
+    """Whether ``v`` is a Python or numpy integer (not a bool)."""
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _prop(name, type_, p, **kw):
+def prop(name, type_, p, **kw):
     """A Blender property's description: the parameter's label and help, ``kw`` added."""
     opts = {"name": kw.pop("label", p.label), "description": kw.pop("description", p.help)}
     opts.update(kw)
@@ -112,7 +114,7 @@ class Kind:
 
     # Blender
     def props(self, p) -> list:
-        return [_prop(p.name, "String", p, default="" if p.default is None else str(p.default))]
+        return [prop(p.name, "String", p, default="" if p.default is None else str(p.default))]
 
     def from_props(self, p, get):
         return get(p.name)
@@ -126,7 +128,7 @@ class Flag(Kind):
     is_flag = True
 
     def check(self, v, name):
-        if isinstance(v, (bool, np.bool_)) or (_is_int(v) and v in (0, 1)):
+        if isinstance(v, (bool, np.bool_)) or (is_int(v) and v in (0, 1)):
             return bool(v)
         raise ValueError(f"{name} must be true or false, got {v!r}")
 
@@ -134,7 +136,7 @@ class Flag(Kind):
         return "on" if v else "off"
 
     def props(self, p):
-        return [_prop(p.name, "Bool", p, default=bool(p.default))]
+        return [prop(p.name, "Bool", p, default=bool(p.default))]
 
     def from_props(self, p, get):
         return bool(get(p.name))
@@ -182,11 +184,11 @@ class Number(Kind):
         if self.integer:
             if isinstance(v, (float, np.floating)) and math.isfinite(v) and float(v).is_integer():
                 v = int(v)
-            if not _is_int(v):
+            if not is_int(v):
                 raise self._bad(name, v)
             v = int(v)
         else:
-            if not (_is_int(v) or isinstance(v, (float, np.floating))) or not math.isfinite(v):
+            if not (is_int(v) or isinstance(v, (float, np.floating))) or not math.isfinite(v):
                 raise self._bad(name, v)
             v = float(v)
         lo, hi = self.lo, self.hi
@@ -215,11 +217,11 @@ class Number(Kind):
         default = p.default if p.default is not None else self.placeholder
         if default is None:
             default = self.lo if self.lo is not None else 0
-        value = _prop(p.name, "Int" if self.integer else "Float", p,
+        value = prop(p.name, "Int" if self.integer else "Float", p,
                       default=int(default) if self.integer else float(default), **kw)
         if not self.optional:
             return [value]
-        switch = _prop(f"use_{p.name}", "Bool", p, label=f"Set {p.label.lower()}", default=p.default is not None,
+        switch = prop(f"use_{p.name}", "Bool", p, label=f"Set {p.label.lower()}", default=p.default is not None,
                        description=f"{p.help} (off: {p.default_text or 'automatic'})")
         return [switch, value]
 
@@ -257,7 +259,7 @@ class Choice(Kind):
         return ", ".join(self.choices)
 
     def props(self, p):
-        return [_prop(p.name, "Enum", p, items=self.items, default=p.default)]
+        return [prop(p.name, "Enum", p, items=self.items, default=p.default)]
 
 
 class Text(Kind):
@@ -275,7 +277,7 @@ class Text(Kind):
         return v
 
     def props(self, p):
-        return [_prop(p.name, "String", p, default=p.default or "")]
+        return [prop(p.name, "String", p, default=p.default or "")]
 
     def from_props(self, p, get):
         v = get(p.name)
@@ -316,11 +318,11 @@ class Words(Kind):
         return "none" if not v else self.sep.join(v)
 
     def props(self, p):
-        return [_prop(p.name, "String", p, default=self.sep.join(p.default or []),
+        return [prop(p.name, "String", p, default=self.sep.join(p.default or []),
                       description=f"{p.help}; separate several with '{self.sep.strip()}'")]
 
     def from_props(self, p, get):
-        return _words(get(p.name), self.sep.strip())
+        return split_words(get(p.name), self.sep.strip())
 
     def to_props(self, p, v, put):
         put(p.name, self.sep.join(v or []))

@@ -53,9 +53,9 @@ class Path(Kind):
         return self.check(word, "path")
 
     def props(self, p):
-        from .kinds import _prop
+        from .kinds import prop
 
-        return [_prop(p.name, "String", p, default=p.default or "", subtype="FILE_PATH")]
+        return [prop(p.name, "String", p, default=p.default or "", subtype="FILE_PATH")]
 
     def from_props(self, p, get):
         return get(p.name).strip() or None

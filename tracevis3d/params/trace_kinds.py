@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from .kinds import Kind, Text, _is_int, _prop, _thread_word, _words, parse_fold, parse_time
+from .kinds import Kind, Text, is_int, prop, thread_word, split_words, parse_fold, parse_time
 
 class Threads(Kind):
     """Threads by index or name: a list (``optional``: None means all); on the command line
@@ -27,7 +27,7 @@ class Threads(Kind):
         if isinstance(v, (str, int, np.integer)):
             v = [v]
         try:
-            out = [int(t) if _is_int(t) else t for t in v]
+            out = [int(t) if is_int(t) else t for t in v]
         except TypeError:
             raise ValueError(f"{name} must be a list of thread names or indices, got {v!r}") from None
         for t in out:
@@ -39,7 +39,7 @@ class Threads(Kind):
         return None if v is None else list(v)
 
     def parse(self, word):
-        items = [_thread_word(t) for t in word.split(",") if t.strip()]
+        items = [thread_word(t) for t in word.split(",") if t.strip()]
         if not items:
             raise ValueError(f"threads must be a list T1,T2,..., got {word!r}")
         return items
@@ -48,11 +48,11 @@ class Threads(Kind):
         return "all" if v is None else ",".join(str(t) for t in v) or "none"
 
     def props(self, p):
-        return [_prop(p.name, "String", p, default="",
+        return [prop(p.name, "String", p, default="",
                       description=f"{p.help}: names or indices separated by ','")]
 
     def from_props(self, p, get):
-        items = [_thread_word(t) for t in _words(get(p.name), ",")]
+        items = [thread_word(t) for t in split_words(get(p.name), ",")]
         return items if items else (None if self.optional else [])
 
     def to_props(self, p, v, put):
@@ -66,21 +66,21 @@ class Thread(Kind):
     annotation = int | str | None
 
     def check(self, v, name):
-        if v is None or isinstance(v, str) or (_is_int(v) and v >= 0):
-            return int(v) if _is_int(v) else v
+        if v is None or isinstance(v, str) or (is_int(v) and v >= 0):
+            return int(v) if is_int(v) else v
         raise ValueError(f"{name}: a thread is a name or an index >= 0, got {v!r}")
 
     def parse(self, word):
-        return _thread_word(word)
+        return thread_word(word)
 
     def props(self, p):
-        return [_prop(p.name, "String", p, default="")]
+        return [prop(p.name, "String", p, default="")]
 
     def from_props(self, p, get):
-        items = _words(get(p.name), ",")
+        items = split_words(get(p.name), ",")
         if len(items) > 1:
             raise ValueError(f"{p.label}: one thread, got {len(items)} ({get(p.name)!r})")
-        return _thread_word(items[0]) if items else None
+        return thread_word(items[0]) if items else None
 
     def to_props(self, p, v, put):
         put(p.name, "" if v is None else str(v))
@@ -93,8 +93,8 @@ class CallRef(Thread):
     metavar = "CALL"
 
     def check(self, v, name):
-        if v is None or isinstance(v, str) or (_is_int(v) and v >= 0):
-            return int(v) if _is_int(v) else (v.strip() or None if isinstance(v, str) else v)
+        if v is None or isinstance(v, str) or (is_int(v) and v >= 0):
+            return int(v) if is_int(v) else (v.strip() or None if isinstance(v, str) else v)
         raise ValueError(f"{name}: a call is an index >= 0 or a function name, got {v!r}")
 
 
@@ -130,10 +130,10 @@ class Calls(Kind):
         return "none" if not v else ",".join(map(str, v))
 
     def props(self, p):
-        return [_prop(p.name, "String", p, default="", options={"HIDDEN"})]
+        return [prop(p.name, "String", p, default="", options={"HIDDEN"})]
 
     def from_props(self, p, get):
-        return [int(x) for x in _words(get(p.name), ",") if x.isdigit()]
+        return [int(x) for x in split_words(get(p.name), ",") if x.isdigit()]
 
     def to_props(self, p, v, put):
         put(p.name, ",".join(str(int(c)) for c in (v or [])))
@@ -177,11 +177,11 @@ class Window(Kind):
         return "none" if v is None else f"{v[0]:g}:{v[1]:g}"
 
     def props(self, p):
-        return [_prop(f"use_{p.name}", "Bool", p, default=False,
+        return [prop(f"use_{p.name}", "Bool", p, default=False,
                       description=f"{p.help} (off: {p.default_text or 'none'})"),
-                _prop(f"{p.name}_start", "Float", p, label="From (µs)", default=0.0, min=0.0,
+                prop(f"{p.name}_start", "Float", p, label="From (µs)", default=0.0, min=0.0,
                       description=f"{p.label}: start, µs from the trace start"),
-                _prop(f"{p.name}_end", "Float", p, label="To (µs)", default=0.0, min=0.0,
+                prop(f"{p.name}_end", "Float", p, label="To (µs)", default=0.0, min=0.0,
                       description=f"{p.label}: end, µs from the trace start")]
 
     def from_props(self, p, get):
@@ -226,15 +226,15 @@ class Fold(Kind):
         return word.strip().lower()
 
     def props(self, p):
-        return [_prop(f"{p.name}_mode", "Enum", p, items=FOLD_MODES, default=parse_fold(p.default)[0]),
-                _prop(f"{p.name}_levels", "String", p, label="Fold levels", default="",
+        return [prop(f"{p.name}_mode", "Enum", p, items=FOLD_MODES, default=parse_fold(p.default)[0]),
+                prop(f"{p.name}_levels", "String", p, label="Fold levels", default="",
                       description="Level ranges to fold, inclusive: '3:40' or '3:40, 50:' (A: and :B are open)")]
 
     def from_props(self, p, get):
         mode = get(f"{p.name}_mode")
         if mode != "levels":
             return mode
-        levels = ",".join(_words(get(f"{p.name}_levels"), ","))
+        levels = ",".join(split_words(get(f"{p.name}_levels"), ","))
         if not levels:
             raise ValueError("fold 'Levels' needs level ranges such as 3:40 or 3:40, 50:")
         return levels
@@ -275,10 +275,10 @@ class Inset(Kind):
         return self.check(word, "inset")
 
     def props(self, p):
-        return [_prop(f"{p.name}_mode", "Enum", p, items=INSET_MODES, default=p.default),
-                _prop(f"{p.name}_start", "Float", p, label="From (µs)", default=0.0, min=0.0,
+        return [prop(f"{p.name}_mode", "Enum", p, items=INSET_MODES, default=p.default),
+                prop(f"{p.name}_start", "Float", p, label="From (µs)", default=0.0, min=0.0,
                       description=f"{p.label}: start, µs from the trace start"),
-                _prop(f"{p.name}_end", "Float", p, label="To (µs)", default=0.0, min=0.0,
+                prop(f"{p.name}_end", "Float", p, label="To (µs)", default=0.0, min=0.0,
                       description=f"{p.label}: end, µs from the trace start")]
 
     def from_props(self, p, get):
@@ -322,7 +322,7 @@ class ThreadOrder(Kind):
                 raise ValueError(f"{name} must be one of {THREAD_ORDERS} or a list of threads, got {v!r}")
             return v
         try:
-            return [_thread_word(t) for t in v]
+            return [thread_word(t) for t in v]
         except TypeError:
             raise ValueError(f"{name} must be one of {THREAD_ORDERS} or a list of threads, got {v!r}") from None
 
@@ -333,7 +333,7 @@ class ThreadOrder(Kind):
         s = word.strip()
         if s in THREAD_ORDERS:
             return s
-        items = [_thread_word(t) for t in s.split(",") if t.strip()]
+        items = [thread_word(t) for t in s.split(",") if t.strip()]
         if not items:
             raise ValueError(f"thread order must be one of {', '.join(THREAD_ORDERS)} or a list T1,T2,..., got {word!r}")
         return items
@@ -343,15 +343,15 @@ class ThreadOrder(Kind):
 
     def props(self, p):
         items = THREAD_ORDER_ITEMS + (("list", "These first", "The threads listed below first, the others after them"),)
-        return [_prop(p.name, "Enum", p, items=items, default=p.default),
-                _prop(f"{p.name}_list", "String", p, label="First threads", default="",
+        return [prop(p.name, "Enum", p, items=items, default=p.default),
+                prop(f"{p.name}_list", "String", p, label="First threads", default="",
                       description="Threads shown first, in this order: names or indices separated by ','")]
 
     def from_props(self, p, get):
         kw = get(p.name)
         if kw != "list":
             return kw
-        order = [_thread_word(t) for t in _words(get(f"{p.name}_list"), ",")]
+        order = [thread_word(t) for t in split_words(get(f"{p.name}_list"), ",")]
         if not order:
             raise ValueError("thread order 'These first' needs the threads to show first "
                              "(comma-separated names or indices)")
@@ -403,9 +403,9 @@ class Resolution(Kind):
         return "16..16384 each"
 
     def props(self, p):
-        return [_prop(f"{p.name}_x", "Int", p, label="Width", default=p.default[0], min=16, max=16384,
+        return [prop(f"{p.name}_x", "Int", p, label="Width", default=p.default[0], min=16, max=16384,
                       subtype="PIXEL", description="Figure width in pixels (also the unit of sub-pixel clustering)"),
-                _prop(f"{p.name}_y", "Int", p, label="Height", default=p.default[1], min=16, max=16384,
+                prop(f"{p.name}_y", "Int", p, label="Height", default=p.default[1], min=16, max=16384,
                       subtype="PIXEL", description="Figure height in pixels")]
 
     def from_props(self, p, get):

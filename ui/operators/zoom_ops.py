@@ -22,9 +22,9 @@ TARGETS = [("RANGE", "Time range", "The range typed in (start, end: 12ms, 1.5s; 
 
 def _call_window(context, call: int):
     """The window that shows a call; on a cone tree ``("CALL", call)``: its subtree is the zoom."""
-    from ...tracevis3d.blender.view import _scene_layout, window_of_call
+    from ...tracevis3d.blender.view import scene_layout, window_of_call
 
-    if _scene_layout(context.scene) == "cone":
+    if scene_layout(context.scene) == "cone":
         return ("CALL", int(call))
     trace = session.get_trace(trace_path_of(context))
     if not 0 <= call < len(trace):
