@@ -13,6 +13,9 @@ case's figures are the command's alone: wall seconds from start to exit (the int
 and imports included), CPU seconds (user + system) and peak RSS from ``os.wait4``'s rusage of
 that child (``ru_maxrss``, what ``RUSAGE_CHILDREN`` reports, per child).
 
+A case past 5 s is run once more and the second run reported, the first run's wall time beside
+it: a kernel module edited since the shared numba cache was filled compiles on its first use.
+
 The peers' deadlines are set short by their options (``--connect-timeout 2``, a task deadline of
 2 s, Flamenco's ``--timeout 2``): the goal asks for a deadline the user can set, and the case's
 time is then that deadline plus the command's start.
@@ -414,6 +417,23 @@ class Launcher:
         self.proc.wait(30)
 
 
+def _run_case(launcher, d: pathlib.Path, kind: str, build, timeout: float) -> tuple:
+    """Build the case in ``d`` (its peer started), run it, close its peer: (figures, input bytes, what
+    the error must name)."""
+    d.mkdir(exist_ok=True)
+    peer = None
+    try:
+        cmd, data, suffix, peer, names = build(d)
+        if cmd is None:  # a file to read
+            p = d / f"input{suffix}"
+            p.write_bytes(data)
+            cmd, names = _py(_LOAD if kind == "load" else _MEMORY, p), str(p)
+        return launcher.run(cmd, d, timeout), data, names
+    finally:
+        if peer is not None:
+            peer.close()
+
+
 def judge(r: dict, names: str) -> tuple:
     """(outcome, one line naming the file or peer?, a traceback or hang?)."""
     if r["hang"]:
@@ -452,25 +472,16 @@ def main(argv=None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     launcher = Launcher()  # before any reproducer is built (see `_LAUNCHER`)
     print("| case | what | input | outcome (first line of the error, or valid) | wall s | CPU s | peak RSS MiB "
-          "| within goal |")
-    print("|---|---|--:|---|--:|--:|--:|---|")
+          "| within goal | 1st run wall s |")
+    print("|---|---|--:|---|--:|--:|--:|---|--:|")
     n_ok = n = 0
     for num, name, kind, build in cases():
         if a.only and num not in a.only:
             continue
-        d = root / f"case-{num}"
-        d.mkdir(exist_ok=True)
-        peer = None
-        try:
-            cmd, data, suffix, peer, names = build(d)
-            if cmd is None:  # a file to read
-                p = d / f"input{suffix}"
-                p.write_bytes(data)
-                cmd, names = _py(_LOAD if kind == "load" else _MEMORY, p), str(p)
-            r = launcher.run(cmd, d, a.timeout)
-        finally:
-            if peer is not None:
-                peer.close()
+        r, data, names = _run_case(launcher, root / f"case-{num}", kind, build, a.timeout)
+        first = None
+        if r["wall"] > GOAL_S and not r["hang"]:  # once more: a first use may compile kernels (see below)
+            first, (r, data, names) = r["wall"], _run_case(launcher, root / f"case-{num}", kind, build, a.timeout)
         outcome, clear, broken = judge(r, names)
         size = len(data) if data is not None else 0
         ok = clear and not broken and r["wall"] <= GOAL_S and r["rss"] <= GOAL_BYTES and size < GOAL_INPUT
@@ -480,9 +491,11 @@ def main(argv=None) -> int:
             ("not one line naming the input", not clear and not broken)) if bad) + ")"
         print(f"| {num} | {_cell(name, 80)} | {f'{size / 1e6:.2f} MB' if data is not None else '-'} | "
               f"{_cell(outcome)} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss'] / 2**20:.0f} | "
-              f"{'yes' if ok else 'no' + why} |", flush=True)
+              f"{'yes' if ok else 'no' + why} | {'-' if first is None else f'{first:.2f}'} |", flush=True)
     launcher.close()
-    print(f"\n{n_ok} of {n} cases within the goal (load: {os.getloadavg()[0]:.2f}; reproducers in {root})")
+    print(f"\n{n_ok} of {n} cases within the goal (load: {os.getloadavg()[0]:.2f}; reproducers in {root}). "
+          "A case past 5 s is run once more, its first wall time in the last column: a kernel module edited "
+          "since the shared numba cache was filled compiles on its first use (seconds to minutes), once.")
     return 0 if n_ok == n else 1
 
 
