@@ -114,8 +114,9 @@ program recorded beside busy processes runs 3-15 times slower, unevenly, and its
 that: the deep json.tool run named 14 to 52 functions over four such recordings); the figure
 tests' bounds then need checking against the new recordings.
 
-**Licence.**  Recordings of the Python standard library and of this project's own programs,
-made for this project; distributed under the project's licence.
+**Licence.**  Recordings of the Python standard library, of networkx (BSD-3-Clause: the files
+hold its function names and file paths, no source; VizTracer's `file_info` is dropped) and of
+this project's own programs, made for this project; distributed under the project's licence.
 
 | file | recording | calls | threads | depth | size |
 |---|---|---|---|---|---|
