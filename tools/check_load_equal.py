@@ -13,6 +13,9 @@ ids, escapes, bad numbers, NaN, strings, missing fields, duplicates, thousands o
 each cut or damaged at random in part.  The generated ones load three ways: sequentially,
 and in parallel with chunks of 7 and of 1000 rows (and with a small ``max_events``).
 
+``--release`` loads each JSON input once more by ``load(path)`` with ``chrome.RELEASE_BYTES`` at 0
+(the file's copy given back as soon as the importer can: `chrome._release_file`).
+
 Each tree loads everything in a child process of its own (its own numba cache) and writes, per
 input and way, a digest of the outcome: every Trace array (dtype, shape, bytes), every table
 and list, ``meta`` (repairs with their first occurrences, skipped counts), the warnings'
@@ -58,6 +61,7 @@ par0, chunk0 = chrome.PARALLEL_SCAN_BYTES, chrome_rows.CHUNK_ROWS
 for key, path, way, opts in jobs:
     data = open(path, "rb").read()
     chrome.PARALLEL_SCAN_BYTES, chrome_rows.CHUNK_ROWS = par0, chunk0
+    chrome.RELEASE_BYTES = 0 if way == "rel" else 1 << 62
     if way == "seq":
         chrome.PARALLEL_SCAN_BYTES = 1 << 62
     elif way.startswith("par"):
@@ -65,7 +69,10 @@ for key, path, way, opts in jobs:
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         try:
-            t = tracevis3d.io.load_bytes(data, source=os.path.basename(path), **opts)
+            if way == "rel":  # read by load(path): the file's copy given back early where it can be
+                t = tracevis3d.io.load(path, **opts)
+            else:
+                t = tracevis3d.io.load_bytes(data, source=os.path.basename(path), **opts)
             r = ("trace", digest(t))
         except Exception as e:
             r = ("error", type(e).__name__, str(e))
@@ -239,6 +246,9 @@ def build_inputs(a, tmp: pathlib.Path) -> list:
         if seed % 5 == 0:
             jobs.append((f"side {seed} par7 max_events", str(p), "par7", {"max_events": 50 + seed % 300}))
             jobs.append((f"side {seed} seq max_events", str(p), "seq", {"max_events": 50 + seed % 300}))
+    if a.release:  # each JSON input also read by load(path), its copy given back as early as it can be
+        jobs += [(f"{key} rel", path, "rel", opts) for key, path, way, opts in list(jobs)
+                 if way in ("default", "seq") and path.endswith((".json", ".json.gz"))]
     return jobs
 
 
@@ -260,6 +270,9 @@ def main():
                                                      "e.g. 'tests/data/formats/**/*.pb.gz')")
     ap.add_argument("--fuzz", type=int, default=600)
     ap.add_argument("--side", type=int, default=400)
+    ap.add_argument("--release", action="store_true",
+                    help="also load each JSON input by load(path) with the file's copy given back early "
+                         "(chrome.RELEASE_BYTES = 0)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)

@@ -21,6 +21,7 @@ import stat
 import numpy as np
 
 from ..model import Trace, TraceFormatError
+from .filecopy import FileCopy, stamp_of
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
 #: kept for callers that used it; see tracevis3d.io.limits
@@ -91,8 +92,8 @@ def _file_buffer(size: int):
     touch (and the scanner's walk over it misses the TLB less).  Elsewhere an uninitialised
     numpy array (a bytearray would be zeroed first)."""
     if hasattr(mmap, "MADV_HUGEPAGE") and size > 0:
-        try:
-            m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        try:  # (a `FileCopy`: a reader may give its pages back once read, `filecopy.release`)
+            m = FileCopy(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         except (OSError, ValueError):
             return np.empty(size, np.uint8)
         try:
@@ -107,7 +108,11 @@ def _read_to_end(f, size: int) -> tuple[memoryview, int]:
     """Up to ``size`` bytes of the open file ``f``, read until it ends: (a view of them, their
     count).  One ``read`` never returns more than 2 GiB on Linux (so a single call cut a larger
     file short); this loops until the end of the file or ``size`` bytes."""
-    view = memoryview(_file_buffer(size))
+    st = os.fstat(f.fileno())
+    whole = _file_buffer(size)
+    if isinstance(whole, FileCopy):
+        whole.path, whole.stamp = f.name, stamp_of(st)
+    view = memoryview(whole)
     total = 0
     while total < size:
         k = f.readinto(view[total:])

@@ -51,14 +51,14 @@ from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, working_waits
 from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
-from . import chrome_profile, chrome_rows, hermes
+from . import chrome_profile, chrome_rows, filecopy, hermes
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .sniff import content_hint
 from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_buckets, flow_event_calls,
                           flow_order, flow_points)
+from .chrome_memdump import DUMP_PHASES, dump_counters
 from .chrome_memdump import REPAIRS as DUMP_REPAIRS
-from .chrome_memdump import dump_counters
-from .chrome_memory import memory_counters
+from .chrome_memory import MEMORY_EVENT, memory_counters
 from .chrome_side import ASYNC_PHASES, SIDE_REPAIRS, counter_fields, counter_samples, series_units_from, side_tracks
 from .chrome_writer import COUNTER_UNIT_EVENT
 
@@ -294,8 +294,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     _check_scan(sc, rep)
     ts, dur, tdur, v_ts, ff = _event_times(sc, rep)
     ts, dur, tdur = _read_samples(sc, rep, ts, dur, tdur, ff)
-    ph = sc.ss[:, jev.S_PH]
-    flags = sc.ss[:, jev.S_FLAGS]
+    ph = sc.ss.as_dtype(jev.S_PH, np.uint8)  # (a phase is one byte: 10^7 rows in 10 MB, not 40)
     keys = _thread_keys(sc)
     # the v1 flow events (side rows: finite ts and an id; and the fast path's) in chain order need
     # no call and no name: on a second thread from here, while names are interned and the call
@@ -315,6 +314,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     parsing = _SideJob(len(names) >= PARALLEL_PARSE_NAMES, _parse_names, (names,))
     sc.ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
     sc.ss.drop(jev.S_NAME_LEN)
+    _release_file(sc, ph, names, keys)  # the file's bytes given back when little of them is read after this
     rows = _rows_by_kind(sc, rep, ph, ts, v_is_flow, v_finite)
     # the counters' samples and the flows' chain order need no call: on a second thread while the
     # call tree is built (their repairs recorded, added where they were; no text decoded there)
@@ -322,8 +322,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     side_job.then(counter_samples, (sc.buf, sc.vii, sc.vss, v_ts, v_c_rows, v_name_id, lim.max_abs_time, side_rec,
                                     sc.seed, lim.max_args_nesting, SIDE, sc.fast, fast_name_id))
     del v_ph, v_is_flow, ph
-    x_rows, x_len, x_ts = _x_calls(rep, rows.x, flags[rows.x], dur[rows.x], tdur, ts, lim.max_abs_time)
-    del flags, dur, tdur, ff
+    x_rows, x_len, x_ts = _x_calls(rep, rows.x, sc.ss[rows.x, jev.S_FLAGS], dur[rows.x], tdur, ts, lim.max_abs_time)
+    del dur, tdur, ff
     last_ts = _thread_last_ts(sc, keys, ts, rows.finite_ts, x_rows, x_ts, x_len, v_ts, v_finite)
     rows.finite_ts = None
     be_call_rows, b_start, b_end = _pair_begin_end(sc, rep, rows.be, keys.key_id, ts, name_id, last_ts)
@@ -340,7 +340,7 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     used = np.zeros(keys.n, bool)
     used[c_key] = True
     used[keys.key_id[rows.inst[inst_on_thread]]] = True
-    meta_info = _read_metadata(sc.buf, sc.ii, sc.ss, rows.meta, keys.key_id, keys.key_pid, text, sc.describe)
+    meta_info = _read_metadata(sc.bytes_at, sc.ii, sc.ss, rows.meta, keys.key_id, keys.key_pid, text, sc.describe)
     skipped = _skipped_dict(sc.skip_counts)
     lanes = _profile_lanes(sc, rep, keys, rows, names, name_id, meta_info, skipped, apart_calls, text, kind_rules)
     inst_key = keys.key_id[rows.inst]
@@ -453,6 +453,10 @@ class _Scan:
     def __init__(self, data, source: str, lim: Limits, compressed_bytes: int | None):
         self.buf = np.frombuffer(data, np.uint8)
         self.nbytes = self.buf.shape[0]
+        #: the file's copy `load` read, which this load may give back (`_release_file`), and once
+        #: it has, the file read again for what is still needed (`filecopy.LateFile`)
+        self.copy = filecopy.owned(data) if compressed_bytes is None else None
+        self.late = None
         self.source = source
         self.lim = lim
         self.compressed_bytes = compressed_bytes
@@ -465,14 +469,29 @@ class _Scan:
         self.samples_apart = False  # ... as lanes of their own beside the events' calls
         self.n_samples = 0
 
+    def bytes_at(self, off: int, ln: int) -> bytes:
+        """The file's bytes [off, off + ln): from the scanned copy, or once it is given back from the
+        file (`filecopy.LateFile`)."""
+        if self.late is not None:
+            return self.late.read(off, ln)
+        return bytes(self.buf[off: off + ln])
+
+    @property
+    def reader(self):
+        """What `_span_texts` reads spans from: the bytes, or once given back the file."""
+        return self.buf if self.late is None else self.late
+
+    def line_col(self, pos: int) -> tuple:
+        return jt.line_col(self.buf, pos) if self.late is None else self.late.line_col(pos)
+
     def where(self, pos: int) -> str:
         pos = int(min(max(pos, 0), self.nbytes))
-        line, col = jt.line_col(self.buf, pos)
+        line, col = self.line_col(pos)
         return f"byte {pos}{self.in_what} (line {line}, column {col})"
 
     def snippet(self, pos: int, width: int = 60) -> str:
         a = max(0, pos - width // 3)
-        return bytes(self.buf[a: a + width]).decode("utf-8", "replace").replace("\n", "\\n")
+        return self.bytes_at(a, width).decode("utf-8", "replace").replace("\n", "\\n")
 
     def too_many(self) -> str:
         if self.max_events == self.lim.max_events:
@@ -482,14 +501,13 @@ class _Scan:
 
     def describe(self, row: int) -> str:
         """A repair's first occurrence: the event (or sample, frame) of row ``row``."""
-        buf = self.buf
         if FAST <= row < SIDE:
             off, ln, ordn = self.fast.cite(row - FAST)
         else:
             rows_i, rows_s, r = _row_in(row, self.ii, self.ss, self.vii, self.vss)
             off, ln, ordn = int(rows_i[r, jev.I_EV_OFF]), int(rows_s[r, jev.S_EV_LEN]), int(rows_s[r, jev.S_ORD])
-        line, col = jt.line_col(buf, off)
-        text = bytes(buf[off: off + min(ln, 160)]).decode("utf-8", "replace").replace("\n", " ")
+        line, col = self.line_col(off)
+        text = self.bytes_at(off, min(ln, 160)).decode("utf-8", "replace").replace("\n", " ")
         what = f"event #{ordn}" if row < self.n_event_rows or row >= FAST else "stack sample or frame"
         return f"{what} (byte {off}{self.in_what}, line {line}, column {col}): {text}{'…' if ln > 160 else ''}"
 
@@ -604,9 +622,9 @@ def _event_times(sc: _Scan, rep: _Repairs):
     sc.ff = None
     ts, dur = ff.take(jev.F_TS), ff.take(jev.F_DUR)
     tdur = ff.column(jev.F_TDUR)  # rarely given: read and written in place, not made whole
-    nbad, firsts = _reparse_slow_numbers(buf, ii, ss, ss[:, jev.S_FLAGS], ts, dur, tdur)
+    nbad, firsts = _reparse_slow_numbers(buf, ii, ss, ts, dur, tdur)
     v_ts = vff.take(jev.F_TS)  # the side rows' dur and tdur: only re-parsed (a bad one is a repair)
-    nbad_v, firsts_v = _reparse_slow_numbers(buf, vii, vss, vss[:, jev.S_FLAGS], v_ts, vff.column(jev.F_DUR),
+    nbad_v, firsts_v = _reparse_slow_numbers(buf, vii, vss, v_ts, vff.column(jev.F_DUR),
                                              vff.column(jev.F_TDUR))
     # the first bad ts in the file, else the first bad dur, else tdur
     rep.add("bad_number", nbad + nbad_v,
@@ -646,7 +664,7 @@ def _read_samples(sc: _Scan, rep: _Repairs, ts, dur, tdur, ff):
         return ts, dur, tdur
     ii2, ss2, ff2, n_samples = sampled
     ts2, dur2, tdur2 = ff2.take(jev.F_TS), ff2.take(jev.F_DUR), ff2.take(jev.F_TDUR)
-    nbad, firsts = _reparse_slow_numbers(buf, ii2, ss2, ss2[:, jev.S_FLAGS], ts2, dur2, tdur2)
+    nbad, firsts = _reparse_slow_numbers(buf, ii2, ss2, ts2, dur2, tdur2)
     bad_first = next((r for r in firsts if r is not None), None)
     sc.ii, sc.ss = sc.ii.concat(ii2), sc.ss.concat(ss2)
     sc.sampled, sc.n_samples = True, n_samples
@@ -670,7 +688,9 @@ class _ThreadKeys:
 def _thread_keys(sc: _Scan) -> _ThreadKeys:
     """The thread keys of the event rows, the side rows and the fast path's, in one numbering."""
     ii = sc.ii
-    key_id, key_first = jsp.intern_pairs(ii[:, jev.I_PID], ii[:, jev.I_TID], sc.seed)
+    # (a block of rows at a time: no int64 copy of either column, memory)
+    key_id, key_first = chrome_rows.interned_pairs(lambda lo, hi: (ii[lo:hi, jev.I_PID], ii[lo:hi, jev.I_TID]),
+                                                   ii.shape[0], sc.seed)
     key_pid, key_tid = ii[key_first, jev.I_PID], ii[key_first, jev.I_TID]  # each thread key's pid, tid
     # the thread keys of the side rows and the fast path's, in the same numbering (keys only they
     # have come after): their first use (side_pos) and its row (side_row)
@@ -704,11 +724,16 @@ def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text):
         noname = fr[ss[fr, jev.S_NAME_LEN] < 0]
         ii[noname, jev.I_NAME_OFF] = ii[noname, jev.I_ARGS_OFF]
         ss[noname, jev.S_NAME_LEN] = ss[noname, jev.S_ARGS_LEN]
-    name_len = np.maximum(ss[:, jev.S_NAME_LEN], 0).astype(np.int64)
-    named = ss[:, jev.S_NAME_LEN] >= 0
-    named[:n_event_rows] &= ~_FLOW_PHASE[ph[:n_event_rows] & 255]  # flows are matched by category and id
-    name_id, name_first = jsp.intern_spans(buf, ii[:, jev.I_NAME_OFF], name_len, named, seed)
-    del name_len, named
+
+    def names_of(lo, hi):  # a block of rows (no int64 copy of a whole column: memory)
+        name_len = ss[lo:hi, jev.S_NAME_LEN]
+        named = name_len >= 0
+        ev = min(hi, n_event_rows)
+        if ev > lo:  # flows are matched by category and id
+            named[: ev - lo] &= ~_FLOW_PHASE[ph[lo:ev] & 255]
+        return ii[lo:hi, jev.I_NAME_OFF], np.maximum(name_len, 0).astype(np.int64), named
+
+    name_id, name_first = chrome_rows.interned_spans(buf, names_of, n_rows, seed)
     # the counters' names (side rows, and the fast path's: a first event of each) in the same table:
     # the names numbered in the order of the file
     cite = name_first
@@ -745,6 +770,50 @@ def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text):
         v_name_id = np.where(v_name_id >= 0, remap[np.maximum(v_name_id, 0)], -1).astype(np.int32)
         fast_name_id = remap[fast_name_id].astype(np.int64)
     return names, name_id, v_name_id, fast_name_id
+
+
+#: a file's copy from this size on is given back once its names are read (`_release_file`)
+RELEASE_BYTES = 256 << 20
+# phases whose events are read from the bytes after the release point (async events: their ids and
+# args; V8's profiles): a file that has them keeps its bytes
+_KEEP_BYTES_PHASE = _SIDE_PHASE.copy()
+_KEEP_BYTES_PHASE[ord("P")] = True
+
+
+def _release_file(sc: _Scan, ph, names: list, keys: _ThreadKeys) -> None:
+    """Give the file's bytes back (`filecopy.release`) when `load` read them for this load
+    (``sc.copy``), they are at least `RELEASE_BYTES`, and what the load reads of them after this
+    point is known and small: only call events, instants and metadata, no counters, flow events,
+    async events, V8 or sampled profiles, memory dumps or ``[memory]`` instants, no call with
+    args.  What is still read -- M events, the events that name a thread by a string, the
+    ``displayTimeUnit`` and VizTracer's metadata -- is kept (`filecopy.LateFile.known`); the
+    functions' categories and a repair's place (its line, its text) are read again from the file,
+    which must not have changed (else the load ends with a `TraceFormatError`).  At 10^7 calls
+    the calls are then built in the 1.35 GB the file held."""
+    copy, n = sc.copy, sc.n_event_rows
+    if copy is None or sc.nbytes < RELEASE_BYTES or sc.sampled or sc.nv or sc.fast.n_events:
+        return
+    if _KEEP_BYTES_PHASE[ph[:n]].any() or "CpuProfile" in names or MEMORY_EVENT in names:
+        return
+    if any(int(sc.skip_counts[p]) for p in DUMP_PHASES):
+        return
+    with_args = sc.ss.rows_over(jev.S_ARGS_LEN, 2)  # (the M events' args, and any call's)
+    if with_args.size and np.any((ph[with_args] == _PH["X"]) | (ph[with_args] == _PH["B"])):
+        return
+    first = keys.key_first[keys.key_first >= 0]
+    named_by_string = first[(sc.ss[first, jev.S_FLAGS] & (jev.FL_PID_STR | jev.FL_TID_STR)) != 0]
+    rows = np.union1d(np.flatnonzero(ph[:n] == _PH["M"]), named_by_string)
+    spans = list(zip(sc.ii[rows, jev.I_EV_OFF].tolist(), sc.ss[rows, jev.S_EV_LEN].tolist()))
+    info = sc.info
+    if info[js.INFO_DTU_LEN] >= 0:
+        spans.append((int(info[js.INFO_DTU_OFF]), int(info[js.INFO_DTU_LEN])))
+    off, end = int(info[js.INFO_VIZ_OFF]), int(info[js.INFO_VIZ_END])
+    if off >= 0 and 0 < end - off <= VIZ_METADATA_BYTES:
+        spans.append((off, end - off))
+    known = {(o, ln): bytes(sc.buf[o: o + ln]) for o, ln in spans}
+    if not filecopy.unchanged(copy) or not filecopy.release(copy):
+        return  # (a file changed since it was read: its copy is what this load reads)
+    sc.late = filecopy.LateFile(copy.path, copy.stamp, sc.source, known)
 
 
 class _Rows:
@@ -975,7 +1044,7 @@ def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text, ca
         w = np.flatnonzero(sp >= 0)
         side_first = sp[w] < sc.position(first_rows[w], False)
         first_rows[w[side_first]] = keys.side_row[thread_keys][w[side_first]]
-    str_ids = _string_ids(sc.buf, sc.ii, sc.ss, sc.vii, sc.vss, first_rows, key_pid[thread_keys],
+    str_ids = _string_ids(sc.bytes_at, sc.ii, sc.ss, sc.vii, sc.vss, first_rows, key_pid[thread_keys],
                           key_tid[thread_keys], text)
     thread_names, process_names = [], []
     for j, k in enumerate(thread_keys):
@@ -1086,7 +1155,7 @@ def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _
     cat_len = ss[fn_first_row, jev.S_CAT_LEN]
     if sc.sampled:
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
-    function_cats = _decode_span_list(buf, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
+    function_cats = _decode_span_list(sc.reader, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
     parsed_names = parsing.result()[0]
     n_parsed = len(parsed_names)
     parsed = [parsed_names[k] if k < n_parsed else parse_function_name(names[k]) for k in fn_name_ids.tolist()]
@@ -1191,10 +1260,10 @@ def _flows_and_side(sc: _Scan, rep: _Repairs, side_job: _SideJob, side_rec: _Rec
 def _trace_meta(sc: _Scan, rep: _Repairs, t0: float, c_end, text: _Text, skipped) -> dict:
     """The Trace's meta: source, format, origin, units, sizes, repairs (VizTracer's overflow and
     the names' repairs added here) and skipped events."""
-    buf, info = sc.buf, sc.info
+    info = sc.info
     dtu_off = int(info[js.INFO_DTU_OFF])
     complete_from = None
-    if _viztracer_overflow(buf, info) and c_end.size:
+    if _viztracer_overflow(sc.bytes_at, info) and c_end.size:
         complete_from = float(c_end.min())  # the first kept call's end: every call that ended after it is kept
         rep.add("tracer_overflow", 1, detail=f"the calls that ended before {complete_from / 1e6:.6g} s into the trace")
     rep.add("bad_utf8", text.n_surrogate, detail=text.first_surrogate or "")
@@ -1204,7 +1273,7 @@ def _trace_meta(sc: _Scan, rep: _Repairs, t0: float, c_end, text: _Text, skipped
         "format": "chrome-json" if not sc.sampled or sc.samples_apart else "chrome-json-samples",
         "clock_origin": t0,
         "time_unit": "us",
-        "display_time_unit": text.raw(buf[dtu_off: dtu_off + int(info[js.INFO_DTU_LEN])])
+        "display_time_unit": text.raw(sc.bytes_at(dtu_off, int(info[js.INFO_DTU_LEN])))
         if info[js.INFO_DTU_LEN] >= 0 else "",
         "n_events": sc.seen,
         "n_bytes": int(sc.nbytes),
@@ -1311,14 +1380,15 @@ _DTU_HEAD = re.compile(rb'"displayTimeUnit"\s*:\s*"([^"\\]*)"')
 VIZ_METADATA_BYTES = 1 << 16
 
 
-def _viztracer_overflow(buf, info) -> bool:
+def _viztracer_overflow(read, info) -> bool:
     """Whether the trace's ``viztracer_metadata`` says VizTracer's ring buffer overflowed (it then
-    writes only the last ``tracer_entries`` calls to end: the earlier ones are missing)."""
+    writes only the last ``tracer_entries`` calls to end: the earlier ones are missing);
+    ``read(offset, length)``: the file's bytes (`_Scan.bytes_at`)."""
     off, end = int(info[js.INFO_VIZ_OFF]), int(info[js.INFO_VIZ_END])
     if off < 0 or not 0 < end - off <= VIZ_METADATA_BYTES:
         return False
     try:
-        meta = json.loads(bytes(buf[off:end]))
+        meta = json.loads(read(off, end - off))
     except (ValueError, RecursionError):  # damaged, or nested past Python's json (a hostile file)
         return False
     return isinstance(meta, dict) and meta.get("overflow") is True
@@ -1508,7 +1578,7 @@ def _samples_apart(calls, names, name_id, f0, n_rows, key_pid, key_tid, kind_rul
     return trace, lanes
 
 
-def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur):
+def _reparse_slow_numbers(buf, ii, ss, ts, dur, tdur):
     """Numbers outside the scanner's exact fast path (17+ significant digits,
     large exponents, numbers given as strings): the scanner kept their byte
     spans; numpy's C string→float conversion (correctly rounded, as Python's float)
@@ -1517,7 +1587,7 @@ def _reparse_slow_numbers(buf, ii, ss, flags, ts, dur, tdur):
     are no numbers, the first row holding one in ts, dur and tdur: None where none): a
     ``bad_number`` repair."""
     firsts = [None, None, None]
-    slow = np.flatnonzero(flags & jev.FL_SLOW)
+    slow = ss.rows_with_bits(jev.S_FLAGS, jev.FL_SLOW)
     if not slow.size:
         return 0, firsts
     nbad = 0
@@ -1555,9 +1625,14 @@ def _span_texts(buf, offs, lens, limit: int):
     at once when it is ASCII (the usual case), else each span stays bytes."""
     offs = np.asarray(offs, np.int64)
     lens = np.minimum(np.maximum(np.asarray(lens, np.int64), 0), limit)
-    blob, ptr = jsp.gather_spans(buf, offs, lens)
-    raw = blob.tobytes()
-    p = ptr.tolist()
+    if isinstance(buf, filecopy.LateFile):  # the bytes given back: the spans read from the file
+        got = buf.read_many(zip(offs.tolist(), lens.tolist()))
+        raw = b"".join(got)
+        p = np.concatenate([[0], np.cumsum([len(g) for g in got], dtype=np.int64)]).tolist()
+    else:
+        blob, ptr = jsp.gather_spans(buf, offs, lens)
+        raw = blob.tobytes()
+        p = ptr.tolist()
     if raw.isascii():
         txt = raw.decode("ascii")
         return [txt[p[k]: p[k + 1]] for k in range(len(p) - 1)], None
@@ -1636,7 +1711,8 @@ def _decode_span_list(buf, offs, lens, text) -> list:
         if ln <= 0:
             out.append("")
         elif ln > text.raw_limit:
-            out.append(text.raw(buf[int(offs[k]): int(offs[k]) + ln]))
+            off = int(offs[k])
+            out.append(text.raw(buf.read(off, ln) if isinstance(buf, filecopy.LateFile) else buf[off: off + ln]))
         elif decoded is not None:
             out.append(decoded[k] if len(decoded[k]) <= text.max_chars else text.clean(decoded[k]))
         else:
@@ -1650,9 +1726,10 @@ def _row_in(row: int, ii, ss, vii, vss) -> tuple:
     return (vii, vss, row - SIDE) if row >= SIDE else (ii, ss, row)
 
 
-def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
+def _string_ids(read, ii, ss, vii, vss, rows, pids, tids, text):
     """(pid text, tid text) of each row (its ``pids``, ``tids``), re-reading string ids from the
-    event; rows from `SIDE` on are side rows (``vii, vss``)."""
+    event (``read(offset, length)``: the file's bytes, `_Scan.bytes_at`); rows from `SIDE` on are
+    side rows (``vii, vss``)."""
     import orjson
 
     rows = np.asarray(rows, np.int64)
@@ -1668,7 +1745,7 @@ def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
             ri, rs, r = _row_in(r, ii, ss, vii, vss)
             off, ln = int(ri[r, jev.I_EV_OFF]), int(rs[r, jev.S_EV_LEN])
             try:
-                ev = orjson.loads(bytes(buf[off: off + ln]))
+                ev = orjson.loads(read(off, ln))
                 p, t = text.value(ev.get("pid", p)), text.value(ev.get("tid", t))
             except Exception:
                 pass
@@ -1676,16 +1753,17 @@ def _string_ids(buf, ii, ss, vii, vss, rows, pids, tids, text):
     return out
 
 
-def _read_metadata(buf, ii, ss, rows, key_id, key_pid, text, describe):
+def _read_metadata(read, ii, ss, rows, key_id, key_pid, text, describe):
     """M events: process/thread names and sort indices (a few per thread), counter series'
-    units (`chrome_writer.COUNTER_UNIT_EVENT`); ``key_pid``: the process of each thread key;
-    ``describe(row)``: an event's place, cited by the repair of a name cut."""
+    units (`chrome_writer.COUNTER_UNIT_EVENT`); ``read(offset, length)``: the file's bytes
+    (`_Scan.bytes_at`); ``key_pid``: the process of each thread key; ``describe(row)``: an
+    event's place, cited by the repair of a name cut."""
     import orjson
 
     info = {"thread_names": {}, "process_names": {}, "thread_sort": {}, "process_sort": {}, "counter_units": {}}
     for r in rows:
         off, ln = int(ii[r, jev.I_EV_OFF]), int(ss[r, jev.S_EV_LEN])
-        raw = bytes(buf[off: off + ln])
+        raw = read(off, ln)
         try:
             ev = orjson.loads(raw)
         except Exception:

@@ -14,6 +14,11 @@ then keeps about 60 of the 148 bytes per event, and nothing is ever joined or do
 ``ss[:, jev.S_FLAGS]``, ``ii[rows, jev.I_NAME_OFF] = ...``), so the importer's steps are
 unchanged; `take` hands a column over (the importer's own copy, no second one) and `drop`
 frees one that no step needs any more.
+
+Over 600 lines: one topic, the rows' storage -- the column kinds (sparse, coded in the fewest
+bytes), the store the importer indexes like the row arrays, and the chunked scan that fills it
+(its parts, the fast path's outputs, interning a block of rows at a time); a split would make
+the store's column kinds public to the scan that is their only writer.
 """
 from __future__ import annotations
 
@@ -23,7 +28,9 @@ import ctypes.util
 import numpy as np
 
 from ..kernels import jsonevent as jev
+from ..kernels import jsonrows as jr
 from ..kernels import jsonscan as js
+from ..kernels import jsonspans as jsp
 from ..kernels import sidetables as fs
 
 #: rows per chunk of a parallel scan's part: 2^16 rows are 9.7 MB of scan buffer per thread
@@ -78,7 +85,13 @@ class _Sparse:
         if isinstance(rows, slice):
             if rows == slice(None):
                 return self.full()
-            rows = np.arange(*rows.indices(self.n))
+            lo, hi, step = rows.indices(self.n)
+            if step == 1:  # a block of rows: its exceptions found by bisection
+                out = np.full(max(hi - lo, 0), self.value, self.dtype)
+                a, b = np.searchsorted(self.at, [lo, hi])
+                out[self.at[a:b] - lo] = self.vals[a:b]
+                return out
+            rows = np.arange(lo, hi, step)
         r = np.asarray(rows)
         if r.dtype == bool:
             if r.shape != (self.n,):
@@ -101,6 +114,102 @@ class _Sparse:
     __getitem__ = take
 
 
+class _Coded:
+    """A column of integers kept as ``base + codes``: ``codes`` in the narrowest dtype that
+    holds the range of its values (uint8 or uint16 from the lowest, ``base``; else int32 or the
+    column's own dtype with ``base`` 0).  A thread id, a name's or an event's length take 1 or 2
+    bytes a row instead of 8 or 4; byte offsets of a file under 2 GiB take 4.  ``lo``, ``hi``:
+    the lowest and highest value."""
+    __slots__ = ("codes", "base", "lo", "hi")
+
+    def __init__(self, codes: np.ndarray, base: int, lo: int, hi: int):
+        self.codes, self.base, self.lo, self.hi = codes, int(base), int(lo), int(hi)
+
+    @property
+    def nbytes(self) -> int:
+        return self.codes.nbytes
+
+    @property
+    def n(self) -> int:
+        return self.codes.shape[0]
+
+    def full(self, dtype) -> np.ndarray:
+        """The values as ``dtype`` (the codes themselves when they are those already)."""
+        if not self.base and self.codes.dtype == dtype:
+            return self.codes
+        out = self.codes.astype(dtype)
+        if self.base:
+            out += self.base
+        return out
+
+    def take(self, rows, dtype):
+        """``full(dtype)[rows]`` without making the whole column."""
+        out = self.codes[rows]
+        if out.dtype != dtype:
+            out = out.astype(dtype)
+        return out + self.base if self.base else out
+
+
+def _code_dtype(lo: int, hi: int, dtype) -> tuple:
+    """(dtype of the codes, base) for integers from ``lo`` to ``hi`` of a column of ``dtype``."""
+    if hi - lo < 1 << 8:
+        return np.dtype(np.uint8), lo
+    if hi - lo < 1 << 16:
+        return np.dtype(np.uint16), lo
+    i32 = np.iinfo(np.int32)
+    if i32.min <= lo and hi <= i32.max:
+        return np.dtype(np.int32), 0
+    return np.dtype(dtype), 0
+
+
+def _coded(col: np.ndarray) -> _Coded:
+    """An integer column's values as a `_Coded` (a copy)."""
+    lo, hi = int(col.min()), int(col.max())
+    dt, base = _code_dtype(lo, hi, col.dtype)
+    codes = np.empty(col.shape[0], dt)
+    np.subtract(col, base, out=codes, dtype=np.int64, casting="unsafe")  # exact: in range by construction
+    return _Coded(codes, base, lo, hi)
+
+
+#: rows interned at a time (`interned_spans`, `interned_pairs`): an int64 block is 8 MB
+INTERN_BLOCK = 1 << 20
+
+
+def interned_pairs(block_of, n: int, seed: int) -> tuple:
+    """`jsonspans.intern_pairs` of ``n`` rows given a block at a time: ``block_of(lo, hi)`` gives
+    the rows' two int64 columns there (`jsonrows.intern_pairs_block`).  Returns (ids, first row
+    of each id)."""
+    ids = np.empty(n, np.int32)
+    state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
+    for lo in range(0, n, INTERN_BLOCK):
+        hi = min(n, lo + INTERN_BLOCK)
+        a, b = block_of(lo, hi)
+        state = jr.intern_pairs_block(a, b, seed, lo, ids[lo:hi], state)
+    return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
+
+
+def interned_spans(buf, block_of, n: int, seed: int) -> tuple:
+    """`jsonspans.intern_spans` of ``n`` rows given a block at a time: ``block_of(lo, hi)`` gives
+    the rows' offsets, lengths (int64) and which are valid there (`jsonrows.intern_spans_block`:
+    the cheap hash first, the keyed one when it works too hard).  Returns (ids, first row of
+    each id)."""
+    for full in (False, True):
+        ids = np.empty(n, np.int32)
+        state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
+        budget = 1024
+        ok = True
+        for lo in range(0, n, INTERN_BLOCK):
+            hi = min(n, lo + INTERN_BLOCK)
+            off, ln, valid = block_of(lo, hi)
+            budget += 2 * (int(ln[valid].sum()) + int(np.count_nonzero(valid)))
+            ok, state = jr.intern_spans_block(buf, off, ln, valid, seed, full, budget, lo, ids[lo:hi], state)
+            if not ok:
+                break
+        if ok:
+            break
+    return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
+
+
 def kept_values(values: np.ndarray, rows: np.ndarray) -> _Sparse:
     """``values`` at the ascending ``rows`` only (NaN elsewhere), read like the array."""
     rows = np.asarray(rows, np.int64)
@@ -112,12 +221,15 @@ class EventColumns:
 
     ``x[rows, c]`` reads column ``c`` at ``rows`` (a fresh contiguous array, as numpy's fancy
     indexing gives; a slice gives a view of a stored column), ``x[rows, c] = v`` writes it,
-    ``x.shape`` is (rows, columns) like the 2-D array's."""
+    ``x.shape`` is (rows, columns) like the 2-D array's.  A column of ``row_based`` stores each
+    row's value minus the row's index (the events' ordinals: one value throughout while every
+    event takes a row, a `_Sparse` of no exceptions)."""
 
-    def __init__(self, cols: list, n: int, dtype):
+    def __init__(self, cols: list, n: int, dtype, row_based=()):
         self.cols = cols
         self.n = int(n)
         self.dtype = np.dtype(dtype)
+        self.row_based = set(row_based)
 
     @property
     def shape(self):
@@ -135,42 +247,100 @@ class EventColumns:
     def __getitem__(self, key):
         rows, c = key
         col = self._col(c)
+        if c in self.row_based:
+            return self._plus_rows(col, rows)
         if isinstance(col, _Sparse):
             return col.take(rows)
+        if isinstance(col, _Coded):
+            return col.take(rows, self.dtype)
         out = col[rows]
         return out if col.dtype == self.dtype else out.astype(self.dtype)  # a narrowed int64 column
+
+    def _plus_rows(self, col, rows):
+        """A `row_based` column's values at ``rows``: what it stores plus the rows' indices."""
+        if isinstance(rows, slice):
+            idx = np.arange(*rows.indices(self.n))
+        else:
+            r = np.asarray(rows)
+            idx = np.flatnonzero(r) if r.dtype == bool else np.where(r < 0, r + self.n, r)
+        stored = col.take(idx) if isinstance(col, _Sparse) else \
+            col.take(idx, np.int64) if isinstance(col, _Coded) else col[idx]
+        return (np.asarray(stored, np.int64) + idx).astype(self.dtype)[()]
 
     def __setitem__(self, key, value):
         rows, c = key
         col = self._col(c)
-        if isinstance(col, _Sparse) or col.dtype != self.dtype:  # (a narrowed column: widened first)
-            col = self.cols[c] = col.full() if isinstance(col, _Sparse) else col.astype(self.dtype)
+        if not isinstance(col, np.ndarray) or col.dtype != self.dtype or c in self.row_based:  # (widened first)
+            col = self.cols[c] = self._values(c)
+            self.row_based.discard(c)
         col[rows] = value
+
+    def _whole(self, col) -> np.ndarray:
+        """A stored column as a new array of this part's dtype (one already so: itself)."""
+        if isinstance(col, _Sparse):
+            return col.full()
+        if isinstance(col, _Coded):
+            return col.full(self.dtype)
+        return col if col.dtype == self.dtype else col.astype(self.dtype)
+
+    def _values(self, c: int) -> np.ndarray:
+        """Column ``c`` whole (a `row_based` one with its rows' indices added back)."""
+        col = self._col(c)
+        if c in self.row_based:
+            return (self._whole(col).astype(np.int64) + np.arange(self.n)).astype(self.dtype)
+        return self._whole(col)
 
     def take(self, c: int) -> np.ndarray:
         """Column ``c`` as its own writable array, no longer kept here."""
-        col = self._col(c)
+        out = self._values(c)
         self.cols[c] = None
-        if isinstance(col, _Sparse):
-            return col.full()
-        return col if col.dtype == self.dtype else col.astype(self.dtype)
+        return out
 
     def any_bits(self, c: int, bits: int) -> bool:
         """Whether any row of column ``c`` has one of ``bits`` (without making it whole)."""
         col = self._col(c)
-        if isinstance(col, _Sparse):
+        if isinstance(col, _Sparse) and c not in self.row_based:
             return bool((int(col.value) & bits) and col.n > col.at.size) or bool(np.any(col.vals & bits))
-        return bool(np.any(col & bits))
+        return bool(np.any(self._values(c) & bits))
 
     def rows_where_over(self, c: int, limit: int, n: int) -> np.ndarray:
         """A mask of ``n`` rows (rows past these are False): where column ``c`` > ``limit``."""
         col = self._col(c)
         mask = np.zeros(n, bool)
-        if isinstance(col, _Sparse) and not col.value > limit:
+        if isinstance(col, _Sparse) and not col.value > limit and c not in self.row_based:
             mask[col.at[col.vals > limit]] = True
         else:
-            mask[: self.n] = (col.full() if isinstance(col, _Sparse) else col) > limit
+            mask[: self.n] = self._values(c) > limit
         return mask
+
+    def rows_with_bits(self, c: int, bits: int) -> np.ndarray:
+        """The rows (ascending, int64) where column ``c`` has one of ``bits`` (without making it
+        whole when it is a `_Sparse`)."""
+        col = self._col(c)
+        if isinstance(col, _Sparse) and not int(col.value) & bits and c not in self.row_based:
+            return col.at[(col.vals & bits) != 0].astype(np.int64)
+        return np.flatnonzero(self._values(c) & bits)
+
+    def rows_over(self, c: int, limit: int) -> np.ndarray:
+        """The rows (ascending, int64) where column ``c`` > ``limit`` (without making it whole when
+        it is a `_Sparse` whose value is not)."""
+        col = self._col(c)
+        if isinstance(col, _Sparse) and not col.value > limit and c not in self.row_based:
+            return col.at[col.vals > limit].astype(np.int64)
+        return np.flatnonzero(self._values(c) > limit)
+
+    def as_dtype(self, c: int, dtype) -> np.ndarray:
+        """Column ``c`` whole as ``dtype`` (values that fit it: the phases as uint8), made a block
+        at a time (no whole copy in this part's dtype)."""
+        col = self._col(c)
+        if isinstance(col, _Sparse) and c not in self.row_based:
+            out = np.full(col.n, col.value, dtype)
+            out[col.at] = col.vals
+            return out
+        out = np.empty(self.n, dtype)
+        for lo in range(0, self.n, INTERN_BLOCK):
+            out[lo: lo + INTERN_BLOCK] = self[lo: lo + INTERN_BLOCK, c]
+        return out
 
     def column(self, c: int) -> "ColumnOf":
         """Column ``c`` read and written in place (``col[rows]``, ``col[rows] = v``): for a
@@ -189,15 +359,15 @@ class EventColumns:
         """These rows, then ``other``'s (a sampled profile's samples and frames after the events)."""
         n = self.n + other.n
         out = []
-        for a, b in zip(self.cols, other.cols):
+        for c, (a, b) in enumerate(zip(self.cols, other.cols)):
             if a is None or b is None:
                 out.append(None)
-            elif isinstance(a, _Sparse) and isinstance(b, _Sparse) and _same(a.value, b.value, self.dtype):
+            elif isinstance(a, _Sparse) and isinstance(b, _Sparse) and _same(a.value, b.value, self.dtype) \
+                    and c not in self.row_based and c not in other.row_based:
                 out.append(_Sparse(a.value, self.dtype, n, np.concatenate([a.at, b.at + self.n]),
                                    np.concatenate([a.vals, b.vals])))
             else:
-                out.append(np.concatenate([a.full() if isinstance(a, _Sparse) else a,
-                                           b.full() if isinstance(b, _Sparse) else b]))
+                out.append(np.concatenate([self._values(c), other._values(c)]))
         return EventColumns(out, n, self.dtype)
 
 
@@ -228,11 +398,13 @@ def from_rows(ii, ss, ff, n: int):
 
 #: a chunk's column is kept sparse when at most one row in this many differs from its last value
 SPARSE_EVERY = 64
+#: rows from which a chunk is turned into columns in one pass (`jsonrows.rows_to_columns`)
+TRANSPOSE_ROWS = 256
 
 
 def _piece(col: np.ndarray):
     """One chunk's part of a column: a `_Sparse` when nearly every row holds its last row's
-    value, else a copy."""
+    value, else a copy (integers as a `_Coded`: in the fewest bytes that hold them)."""
     m = col.shape[0]
     if not m:
         return _Sparse(0, col.dtype, 0)
@@ -240,32 +412,40 @@ def _piece(col: np.ndarray):
     other = bits != bits[-1]
     k = int(np.count_nonzero(other))
     if k * SPARSE_EVERY > m:
-        return np.array(col)
+        return np.array(col) if col.dtype.kind == "f" else _coded(col)
     at = np.flatnonzero(other)
     return _Sparse(col[-1].item(), col.dtype, m, at, col[at])
 
 
-def _narrowed(pieces: list, dtype) -> np.dtype:
-    """int32 for an int64 column whose values all fit (byte offsets of a file under 2 GiB, thread
-    ids: half the memory; `EventColumns` reads them back as int64), else ``dtype``."""
-    if np.dtype(dtype) != np.int64:
-        return np.dtype(dtype)
-    lo, hi = 0, 0
+def _span_of(pieces: list) -> tuple:
+    """(lowest, highest) value of an integer column's pieces."""
+    lo = hi = None
     for p in pieces:
-        vals = p.vals if isinstance(p, _Sparse) else p
-        if isinstance(p, _Sparse):
-            lo, hi = min(lo, int(p.value)), max(hi, int(p.value))
-        if vals.size:
-            lo, hi = min(lo, int(vals.min())), max(hi, int(vals.max()))
-    i32 = np.iinfo(np.int32)
-    return np.dtype(np.int32) if i32.min <= lo and hi <= i32.max else np.dtype(dtype)
+        if isinstance(p, _Coded):
+            a, b = p.lo, p.hi
+        elif isinstance(p, _Sparse):
+            a = b = int(p.value)
+            if p.vals.size:
+                a, b = min(a, int(p.vals.min())), max(b, int(p.vals.max()))
+        else:
+            if not p.size:
+                continue
+            a, b = int(p.min()), int(p.max())
+        lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+    return (0, 0) if lo is None else (lo, hi)
 
 
-def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
+#: bytes of a column's pieces freed while it is joined after which they are given back (`_columns`)
+TRIM_BYTES = 32 << 20
+
+
+def _columns(pieces_per_col: list, n: int, dtype, row_based=()) -> EventColumns:
     """Join each column's pieces into one column of ``n`` values (a `_Sparse` when every piece
-    is one with the same value), freeing the pieces as it goes: at most one column is held
-    twice."""
+    is one with the same value; integers as a `_Coded` over the whole column), freeing the
+    pieces as it goes (given back every `TRIM_BYTES`: a column is not held twice).
+    ``row_based``: as `EventColumns`'."""
     cols = []
+    is_int = np.dtype(dtype).kind in "iu"
     for pieces in pieces_per_col:
         if not pieces:
             cols.append(_Sparse(0, dtype, 0))
@@ -280,22 +460,37 @@ def _columns(pieces_per_col: list, n: int, dtype) -> EventColumns:
             cols.append(_Sparse(first.value, dtype, n, np.concatenate(at), np.concatenate(vals)))
             pieces.clear()
             continue
-        col = np.empty(n, _narrowed(pieces, dtype))
+        if is_int:
+            lo, hi = _span_of(pieces)
+            dt, base = _code_dtype(lo, hi, dtype)
+        else:
+            dt, base = np.dtype(dtype), 0
+        col = np.empty(n, dt)
         at = 0
+        freed = 0
         while pieces:
+            if freed >= TRIM_BYTES:
+                release_free_memory()
+                freed = 0
             p = pieces.pop(0)
-            m = p.n if isinstance(p, _Sparse) else p.shape[0]
+            freed += p.nbytes
+            m = p.n if isinstance(p, (_Sparse, _Coded)) else p.shape[0]
             if isinstance(p, _Sparse):
-                col[at: at + m] = p.value
-                col[at + p.at] = p.vals
+                col[at: at + m] = p.value - base if is_int else p.value
+                col[at + p.at] = p.vals - base if is_int else p.vals
+            elif isinstance(p, _Coded):
+                if p.base == base and p.codes.dtype == dt:
+                    col[at: at + m] = p.codes
+                else:
+                    np.add(p.codes, p.base - base, out=col[at: at + m], dtype=np.int64, casting="unsafe")
             else:
-                col[at: at + m] = p
+                col[at: at + m] = p - base if is_int else p
             at += m
         assert at == n
-        cols.append(col)
+        cols.append(_Coded(col, base, lo, hi) if is_int else col)
         if col.nbytes >= 16 << 20:  # the column's pieces, freed: not held while the next is joined
             release_free_memory()
-    return EventColumns(cols, n, dtype)
+    return EventColumns(cols, n, dtype, row_based)
 
 
 class FastOut:
@@ -392,29 +587,51 @@ class ChunkedPart:
         self.nv = 0
         self.fast = None
         self.skipped = np.zeros(256, np.int64)
+        self.scratch = [None, None, None]  # per kind of column: the chunk turned into columns
 
     def keep(self, ii, ss, ff, k: int, side: bool = False) -> None:
-        """The first ``k`` rows of ``ii, ss, ff`` (``side``: side rows)."""
+        """The first ``k`` rows of ``ii, ss, ff`` (``side``: side rows); a chunk of many rows
+        turned into columns first in one pass (`jsonrows.rows_to_columns`, into this part's
+        ``scratch``), a few rows read column by column."""
         if not k:
             return
-        for a, per_col in zip((ii, ss, ff), self.side if side else self.pieces):
+        row0 = self.nv if side else self.n
+        for w, (a, per_col) in enumerate(zip((ii, ss, ff), self.side if side else self.pieces)):
+            if k >= TRANSPOSE_ROWS:
+                t = self.scratch[w]
+                if t is None or t.shape[1] < k:
+                    t = self.scratch[w] = np.empty((a.shape[1], max(k, a.shape[0])), a.dtype)
+                jr.rows_to_columns(a, k, t)
+                cols = [t[c, :k] for c in range(a.shape[1])]
+            else:
+                cols = [a[:k, c] for c in range(a.shape[1])]
+            if w == 1:  # the ordinals less their rows' indices in the part (`EventColumns.row_based`)
+                cols[jev.S_ORD] = (cols[jev.S_ORD] - np.arange(row0, row0 + k, dtype=np.int64)).astype(np.int32)
             for c, pieces in enumerate(per_col):
-                pieces.append(_piece(a[:k, c]))
+                pieces.append(_piece(cols[c]))
         if side:
             self.nv += k
         else:
             self.n += k
 
     def add_to_ordinals(self, seen0: int) -> None:
-        """The ordinals of a second part go on from the events of the first."""
+        """The ordinals of a second part go on from the events of the first (saturating at
+        2^31 - 1, as the scanner's)."""
         self.fast.add_to_ordinals(seen0)
-        for cols in (self.pieces, self.side):
-            for k, p in enumerate(cols[1][jev.S_ORD]):
-                if isinstance(p, _Sparse):
-                    p.value = int(min(p.value + seen0, 2147483647))
-                    p.vals = np.minimum(p.vals.astype(np.int64) + seen0, 2147483647).astype(np.int32)
-                else:
-                    cols[1][jev.S_ORD][k] = np.minimum(p.astype(np.int64) + seen0, 2147483647).astype(np.int32)
+        for cols, n in ((self.pieces, self.n), (self.side, self.nv)):
+            ords = cols[1][jev.S_ORD]
+            if _span_of(ords)[1] + n + seen0 < 2147483647:  # (no ordinal saturates: each one's row cancels)
+                for p in ords:
+                    _shift(p, seen0)
+                continue
+            row0 = 0
+            for k, p in enumerate(ords):  # the ordinals themselves, saturated, less their rows again
+                m = p.n if isinstance(p, (_Sparse, _Coded)) else p.shape[0]
+                rows = np.arange(row0, row0 + m, dtype=np.int64)
+                whole = (p.full() if isinstance(p, _Sparse) else p.full(np.int64) if isinstance(p, _Coded) else p)
+                ords[k] = _piece((np.minimum(whole.astype(np.int64) + rows + seen0, 2147483647) - rows)
+                                 .astype(np.int32))
+                row0 += m
 
     def columns(self, *others: "ChunkedPart", side: bool = False):
         """(ii, ss, ff) columns of these rows, then the ``others``' in turn (``side``: of the
@@ -423,13 +640,29 @@ class ChunkedPart:
         out = []
         for w, dtype in enumerate((np.int64, np.int32, np.float64)):
             per_col = (self.side if side else self.pieces)[w]
+            row0 = self.nv if side else self.n
             for other in others:
                 theirs = (other.side if side else other.pieces)[w]
+                if w == 1:  # the ordinals, less their rows' indices in the part: less the rows before it
+                    for p in theirs[jev.S_ORD]:
+                        _shift(p, -row0)
                 for c in range(len(per_col)):
                     per_col[c].extend(theirs[c])
                     theirs[c].clear()
-            out.append(_columns(per_col, n, dtype))
+                row0 += other.nv if side else other.n
+            out.append(_columns(per_col, n, dtype, (jev.S_ORD,) if w == 1 else ()))
         return tuple(out)
+
+
+def _shift(p, d: int) -> None:
+    """``d`` added to every value of an integer piece (`_Sparse` or `_Coded`), in place."""
+    if isinstance(p, _Sparse):
+        p.value = int(p.value) + d
+        p.vals = (p.vals.astype(np.int64) + d).astype(p.dtype)
+    else:
+        p.base += d
+        p.lo += d
+        p.hi += d
 
 
 def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf):
@@ -455,6 +688,7 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: 
         part.keep(vi, vs, vf, kv, side=True)
         if st != jev.FULL:
             part.fast.keep(fx)
+            part.scratch = None  # (8 parts: not 10 MB each held until they are joined)
             return part, end, st, ep, seen
         if not fs.fast_room(cnt, fx[4]):  # (else the rows were full)
             fx = FastOut.grow(fx)

@@ -1,0 +1,129 @@
+"""A file's bytes read into private memory, which a reader may give back before it is done.
+
+`load(path)` reads a file into private memory, never maps it (a mapped file that another program
+truncates raises SIGBUS inside the numba kernels, which no Python handler can catch).  Read so,
+the bytes cost the file's size until the reader ends: at 10^7 calls the Chrome JSON reader held
+the 1.35 GB of the file while it built the calls, whose arrays need as much again.
+
+`FileCopy` is that memory (a private anonymous mapping) and says which file it copies (path and
+`stamp`).  A reader that owns it (`owned`: the bytes `load` read, never a caller's) may give its
+pages back (`release`: ``madvise(MADV_DONTNEED)``, after which the mapping reads as zeros: wrong
+bytes, never a crash) once only a few of its bytes are still needed; those it reads again from
+the file (`LateFile`: ``os.pread`` of a span, the line and column of a byte), after checking the
+file is the one it read (device, inode, size, modification time), else a `TraceFormatError`.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+
+from ..model import TraceFormatError
+
+
+class FileCopy(mmap.mmap):
+    """A private anonymous mapping holding a file's bytes (`io._read_to_end`): ``path`` and
+    ``stamp`` (`stamp_of`) of the file they came from, set once read."""
+    path: str | None = None
+    stamp: tuple | None = None
+
+
+def stamp_of(st: os.stat_result) -> tuple:
+    """What tells one version of a file from another: device, inode, size, modification time."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def owned(data) -> FileCopy | None:
+    """The `FileCopy` behind ``data`` (a memoryview of the whole of one, as `io.load` hands its
+    reader) when it holds a file read whole and unchanged, else None."""
+    obj = getattr(data, "obj", None)
+    if not isinstance(obj, FileCopy) or obj.path is None or obj.stamp is None or len(data) != obj.stamp[2]:
+        return None
+    return obj
+
+
+def unchanged(copy: FileCopy) -> bool:
+    """Whether the file at ``copy.path`` is still the version ``copy`` holds."""
+    try:
+        return stamp_of(os.stat(copy.path)) == copy.stamp
+    except OSError:
+        return False
+
+
+def release(copy: FileCopy) -> bool:
+    """Give the pages of ``copy`` back to the system (they read as zeros after this); False where
+    the system cannot (no ``madvise``: the bytes stay)."""
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return False
+    try:
+        copy.madvise(mmap.MADV_DONTNEED)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+#: bytes read at a time when a line number is counted from the file (`LateFile.line_col`)
+LINE_BLOCK = 16 << 20
+
+
+class LateFile:
+    """The bytes of a released `FileCopy`, read again from its file: `read` (a span), `line_col`
+    (of a byte, as `kernels.jsontokens.line_col` gives it); ``known``: spans kept before the
+    release ((offset, length) -> bytes), served without reading.  Every read first checks that the
+    file is still the version that was read (`stamp_of`), else raises `TraceFormatError`."""
+
+    def __init__(self, path: str, stamp: tuple, source: str, known: dict):
+        self.path, self.stamp, self.source, self.known = path, stamp, source, known
+        self._lines: list = []  # newlines in each LINE_BLOCK of the file, from the start
+
+    def _fd(self) -> int:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as e:
+            raise TraceFormatError(f"{self.source}: the file could not be read again while it was loaded "
+                                   f"({e.strerror or e})") from None
+        if stamp_of(os.fstat(fd)) != self.stamp:
+            os.close(fd)
+            raise TraceFormatError(f"{self.source}: the file changed while it was loaded (another program "
+                                   f"wrote it): load it again")
+        return fd
+
+    def read(self, off: int, ln: int) -> bytes:
+        """The file's bytes [off, off + ln) (fewer past its end)."""
+        got = self.known.get((int(off), int(ln)))
+        if got is not None:
+            return got
+        return self.read_many([(off, ln)])[0]
+
+    def read_many(self, spans) -> list:
+        """The bytes of each (offset, length) of ``spans``, through one open file."""
+        fd = self._fd()
+        try:
+            return [os.pread(fd, max(int(ln), 0), int(off)) if int(off) >= 0 else b"" for off, ln in spans]
+        finally:
+            os.close(fd)
+
+    def line_col(self, pos: int) -> tuple:
+        """(line, column) of byte ``pos``, both from 1 (`kernels.jsontokens.line_col`): the newlines
+        before it counted from the file, a block at a time, the blocks' counts kept."""
+        pos = max(int(pos), 0)
+        fd = self._fd()
+        try:
+            whole = pos // LINE_BLOCK
+            while len(self._lines) < whole:
+                b = os.pread(fd, LINE_BLOCK, len(self._lines) * LINE_BLOCK)
+                self._lines.append((b.count(b"\n"), b.rfind(b"\n")))
+            start = whole * LINE_BLOCK
+            part = os.pread(fd, pos - start, start)
+        finally:
+            os.close(fd)
+        n = sum(c for c, _ in self._lines) + part.count(b"\n")
+        last = part.rfind(b"\n")
+        if last >= 0:
+            last += start
+        else:
+            last = -1
+            for k in range(whole - 1, -1, -1):
+                if self._lines[k][1] >= 0:
+                    last = k * LINE_BLOCK + self._lines[k][1]
+                    break
+        return n + 1, pos - last

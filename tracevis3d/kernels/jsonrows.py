@@ -1,0 +1,172 @@
+"""The scanner's rows turned into columns, chunk by chunk, in numba (`io.chrome_rows`).
+
+The scanner (`jsonscan`) writes one row of each event across its columns (`jsonevent`: int64
+×8, int32 ×15, float64 ×3); the importer keeps columns.  Read from the rows one column at a
+time, each column of a chunk of 2^16 rows walks the whole chunk (9.7 MB, past the L2 cache) for
+its 4 or 8 bytes a row: 26 passes.  `rows_to_columns` walks the rows once and writes every
+column, each into a contiguous row of ``out``.  `intern_spans_block` and `intern_pairs_block`
+intern a column's names or (pid, tid) pairs a block of rows at a time (no int64 copy of the whole
+column), with the tables and hashes of `jsonspans`.
+"""
+import numpy as np
+from numba import njit
+
+from .jsonspans import _mix64, span_full_hash, span_word_hash
+from .sidetables import same_bytes
+
+
+@njit(cache=True, nogil=True)
+def rows_to_columns(rows, k, out):
+    """``out[c, r] = rows[r, c]`` for the first ``k`` rows (``out``: one row per column, at least
+    ``k`` long): a transposition, one pass over the rows in their order."""
+    w = rows.shape[1]
+    for r in range(k):
+        for c in range(w):
+            out[c, r] = rows[r, c]
+
+
+
+# ------------------------------------------------------------------ interning, block by block
+# `jsonspans.intern_spans` and `intern_pairs` take whole columns as int64 arrays: 10^7 rows are
+# 80 MB an array, made only to be read once.  These take a block of rows at a time, the table
+# kept between blocks (its state: ids by slot ``slot_id``, the slot's hash ``slot_hash``, per id
+# its span or pair and first row, counters ``cnt``: ids so far, work so far): the same ids in the
+# same order (first appearance), the same first rows.
+
+#: ``cnt`` entries of a block interning's state
+CNT_IDS, CNT_WORK = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def new_intern_state(slots):
+    """An empty table of ``slots`` slots (a power of two) for `intern_spans_block` or
+    `intern_pairs_block`: (slot_id, slot_hash, id_x, id_y, id_first, cnt)."""
+    half = max(slots // 2, 1)
+    return (np.full(slots, -1, np.int32), np.zeros(slots, np.int64), np.empty(half, np.int64),
+            np.empty(half, np.int64), np.empty(half, np.int64), np.zeros(2, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _rehashed(slot_id, slot_hash):
+    """The slots at twice the size, each id moved to its hash's slot there (linear probing)."""
+    size = slot_id.shape[0] * 2
+    mask = size - 1
+    s2 = np.full(size, -1, np.int32)
+    h2 = np.zeros(size, np.int64)
+    for s in range(slot_id.shape[0]):
+        if slot_id[s] >= 0:
+            t = slot_hash[s] & mask
+            while s2[t] >= 0:
+                t = (t + 1) & mask
+            s2[t] = slot_id[s]
+            h2[t] = slot_hash[s]
+    return s2, h2
+
+
+@njit(cache=True, nogil=True)
+def _grown_ids(x, y, first):
+    """The per-id arrays with room for twice as many ids."""
+    m = x.shape[0]
+    x2 = np.empty(2 * m, np.int64)
+    y2 = np.empty(2 * m, np.int64)
+    f2 = np.empty(2 * m, np.int64)
+    x2[:m] = x
+    y2[:m] = y
+    f2[:m] = first
+    return x2, y2, f2
+
+
+@njit(cache=True, nogil=True)
+def intern_spans_block(buf, off, ln, valid, seed, full, budget, row0, ids, state):
+    """`jsonspans.intern_spans` of one block of rows (global rows ``row0`` on), its table in
+    ``state`` (`new_intern_state`; the per-id arrays hold each id's offset and length): ids of
+    the block's rows into ``ids`` (-1 where not ``valid``).  The cheap `jsonspans.span_word_hash`
+    (``full`` False) gives up once the work of all blocks so far passes ``budget`` (2 × (bytes +
+    rows) of them, + 1024): returns (False, state), and the caller starts again with the keyed
+    `jsonspans.span_full_hash` (``full`` True), as `intern_spans` does.  Returns (True, state)."""
+    slot_id, slot_hash, id_off, id_len, id_first, cnt = state
+    mask = slot_id.shape[0] - 1
+    nid = cnt[CNT_IDS]
+    work = cnt[CNT_WORK]
+    for k in range(off.shape[0]):
+        if not valid[k]:
+            ids[k] = -1
+            continue
+        o = off[k]
+        m = ln[k]
+        h = span_full_hash(buf, o, m, seed) if full else span_word_hash(buf, o, m)
+        s = h & mask
+        while True:
+            e = slot_id[s]
+            if e < 0:
+                if nid >= id_off.shape[0]:
+                    id_off, id_len, id_first = _grown_ids(id_off, id_len, id_first)
+                slot_id[s] = nid
+                slot_hash[s] = h
+                id_off[nid] = o
+                id_len[nid] = m
+                id_first[nid] = row0 + k
+                ids[k] = nid
+                nid += 1
+                if 2 * nid > slot_id.shape[0]:
+                    slot_id, slot_hash = _rehashed(slot_id, slot_hash)
+                    mask = slot_id.shape[0] - 1
+                break
+            if slot_hash[s] == h and id_len[e] == m:
+                if same_bytes(buf, id_off[e], o, m):
+                    ids[k] = e
+                    break
+                work += m >> 3
+            work += 1
+            if not full and work > budget:
+                cnt[CNT_IDS] = nid
+                cnt[CNT_WORK] = work
+                return False, (slot_id, slot_hash, id_off, id_len, id_first, cnt)
+            s = (s + 1) & mask
+    cnt[CNT_IDS] = nid
+    cnt[CNT_WORK] = work
+    return True, (slot_id, slot_hash, id_off, id_len, id_first, cnt)
+
+
+@njit(cache=True, nogil=True)
+def intern_pairs_block(a, b, seed, row0, ids, state):
+    """`jsonspans.intern_pairs` of one block of rows (global rows ``row0`` on), its table in
+    ``state`` (`new_intern_state`; the per-id arrays hold each id's pair): ids of the block's
+    rows into ``ids``; a row holding the same pair as the row before it takes its id without a
+    probe (a file's events come in runs of one thread).  Returns the state."""
+    slot_id, slot_hash, id_a, id_b, id_first, cnt = state
+    mask = slot_id.shape[0] - 1
+    nid = cnt[CNT_IDS]
+    s0 = _mix64(np.uint64(seed) ^ np.uint64(0x632BE59BD9B4E019))
+    last = -1
+    for k in range(a.shape[0]):
+        x = a[k]
+        y = b[k]
+        if last >= 0 and id_a[last] == x and id_b[last] == y:
+            ids[k] = last
+            continue
+        h = np.int64(_mix64(_mix64(np.uint64(x) ^ s0) + np.uint64(y)) >> np.uint64(1))
+        s = h & mask
+        while True:
+            e = slot_id[s]
+            if e < 0:
+                if nid >= id_a.shape[0]:
+                    id_a, id_b, id_first = _grown_ids(id_a, id_b, id_first)
+                slot_id[s] = nid
+                slot_hash[s] = h
+                id_a[nid] = x
+                id_b[nid] = y
+                id_first[nid] = row0 + k
+                e = nid
+                nid += 1
+                if 2 * nid > slot_id.shape[0]:
+                    slot_id, slot_hash = _rehashed(slot_id, slot_hash)
+                    mask = slot_id.shape[0] - 1
+                break
+            if slot_hash[s] == h and id_a[e] == x and id_b[e] == y:
+                break
+            s = (s + 1) & mask
+        ids[k] = e
+        last = e
+    cnt[CNT_IDS] = nid
+    return (slot_id, slot_hash, id_a, id_b, id_first, cnt)
