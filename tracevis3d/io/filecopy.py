@@ -116,7 +116,7 @@ class LateFile:
             part = os.pread(fd, pos - start, start)
         finally:
             os.close(fd)
-        n = sum(c for c, _ in self._lines) + part.count(b"\n")
+        n = sum(c for c, _ in self._lines[:whole]) + part.count(b"\n")  # (blocks past pos counted earlier: not)
         last = part.rfind(b"\n")
         if last >= 0:
             last += start
