@@ -144,7 +144,7 @@ def issue20(args) -> None:
 
     # the cone tree's hash table: keys crafted to collide under a known seed
     from tracevis3d.kernels.cone import calling_context_tree, close_under_parents
-    from tracevis3d.kernels.gamma import _table_size, process_hash_seed
+    from tracevis3d.kernels.gamma import table_size, process_hash_seed
 
     def splitmix(x):
         with np.errstate(over="ignore"):
@@ -153,7 +153,7 @@ def issue20(args) -> None:
             z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
             return z ^ (z >> np.uint64(31))
     N = 20_000
-    tsize = _table_size(N + 2)
+    tsize = table_size(N + 2)
     h0 = splitmix(np.array([np.uint64(1)]))[0]
     found, start = [], 0
     while len(found) < N:

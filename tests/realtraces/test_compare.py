@@ -978,35 +978,35 @@ def test_join_buffers_reserve_address_space_only():
     written), as a 10^7-call comparison needs (issue 26)."""
     import os
 
-    from tracevis3d.kernels.lazybuf import _lazy_empty, _release_after
+    from tracevis3d.kernels.lazybuf import lazy_empty, release_after
 
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     n = 2 * ram // 4 + 4096  # twice the machine's memory, in int32
     try:
-        a, mm = _lazy_empty(n, np.int32)
+        a, mm = lazy_empty(n, np.int32)
     except MemoryError as e:  # strict overcommit: the clear error, not an OSError
         assert "GiB of address space" in str(e)
         return
     a[:1000] = 7
     a[-1000:] = 9
     assert a[0] == 7 and a[-1] == 9 and a.shape[0] == n
-    _release_after(mm, 4000)
+    release_after(mm, 4000)
     del a
     mm.close()
 
 
 def test_released_range_reads_zero_and_keeps_the_rest():
-    """`lazybuf._release_range` gives back whole pages inside the range only: the compaction
+    """`lazybuf.release_range` gives back whole pages inside the range only: the compaction
     of the join's buffers reads what lies outside it afterwards."""
     import mmap
 
-    from tracevis3d.kernels.lazybuf import _lazy_empty, _release_range
+    from tracevis3d.kernels.lazybuf import lazy_empty, release_range
 
     n = 4 * mmap.PAGESIZE // 4
-    a, mm = _lazy_empty(n, np.int32)
+    a, mm = lazy_empty(n, np.int32)
     a[:] = np.arange(n, dtype=np.int32)
     lo, hi = 100, 3 * mmap.PAGESIZE // 4 + 7     # in items: pages 1 and 2 lie wholly inside
-    _release_range(mm, lo * 4, hi * 4)
+    release_range(mm, lo * 4, hi * 4)
     page = mmap.PAGESIZE // 4
     if hasattr(mm, "madvise"):
         assert not a[page: 3 * page].any()       # given back: zero-filled when read again
@@ -1034,8 +1034,8 @@ def test_too_large_pair_is_refused_before_the_work(monkeypatch):
     full = compare_traces(a, b)
     n_calls = len(a) + len(b)
     walked = []
-    real_round = setjoin_tree._tree_round
-    monkeypatch.setattr(setjoin_tree, "_tree_round", lambda *x: walked.append(1) or real_round(*x))
+    real_round = setjoin_tree.tree_round
+    monkeypatch.setattr(setjoin_tree, "tree_round", lambda *x: walked.append(1) or real_round(*x))
     # too little for the calls alone: refused before anything is built
     monkeypatch.setattr(cm, "available_memory_bytes", lambda: cm.calls_need_bytes(n_calls) - 1)
     with pytest.raises(TraceTooLargeError) as e:
@@ -1170,10 +1170,10 @@ def test_wave_consumer_equals_tier_stream_and_overview_in_the_same_waves():
 
 
 def test_sweep_of_one_call_equals_the_general_sweep():
-    """`overview._sweep_one` (one call against a sorted run) against `_sweep_pair` with a
+    """`overview._sweep_one` (one call against a sorted run) against `sweep_pair` with a
     small side of one call: the same large-side difference entries bit for bit, and as the
-    viewer's point the entries `_sweep_pair` adds at the call's slot."""
-    from tracevis3d.kernels.overview import _sweep_one, _sweep_pair
+    viewer's point the entries `sweep_pair` adds at the call's slot."""
+    from tracevis3d.kernels.overview import _sweep_one, sweep_pair
 
     rng = np.random.default_rng(11)
     for trial in range(300):
@@ -1187,7 +1187,7 @@ def test_sweep_of_one_call_equals_the_general_sweep():
         o_large = int(rng.integers(0, 3))
         want_large = np.zeros((n + o_large + 1, 5))
         want_small = np.zeros((2, 5))
-        _sweep_pair(np.array([x]), 0, 1, 0, large, 0, n, o_large, csum, s, tol_small, tol_large,
+        sweep_pair(np.array([x]), 0, 1, 0, large, 0, n, o_large, csum, s, tol_small, tol_large,
                     want_small, want_large, 1.0)
         got_large = np.zeros_like(want_large)
         one = np.zeros(5)

@@ -213,7 +213,7 @@ def test_byte_kernels_against_python():
         assert ts.common_prefix(buf, a, b, lim) == q
         ln = rng.randrange(0, min(70, n - max(a, b)))
         assert ts.span_hash(buf, a, a + ln, np.uint64(7)) == ts.span_hash(buf, a + n, a + n + ln, np.uint64(7))
-        arena = ts._to_arena(np.zeros(16, np.uint8), 0, buf, b, b + ln, b, b)
+        arena = ts.to_arena(np.zeros(16, np.uint8), 0, buf, b, b + ln, b, b)
         assert ts._same_in_arena(arena, 0, buf, a, ln) == (raw[a:a + ln] == raw[b:b + ln])
     hashes = {int(ts.span_hash(buf, k, k + 9, np.uint64(7))) for k in range(2000)}
     assert len(hashes) == len({raw[k:k + 9] for k in range(2000)})

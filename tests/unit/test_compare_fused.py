@@ -73,13 +73,13 @@ def test_window_pass_equals_twin(tau):
 
 @pytest.mark.parametrize("dtype", [np.uint16, np.int32])
 def test_add_postings_through_membership_rows_equals_twin(dtype):
-    """Counting a row's elements into the window's counters (`setjoin_walk._add_postings`): with
+    """Counting a row's elements into the window's counters (`setjoin_walk.add_postings`): with
     the frequent elements' membership rows (`dense_membership`, added over the window where
     their postings fill 1/DENSE_RATIO of it) the counters are |x ∩ y| of the definition, added
     and then removed again (δ = −1, as an undone delta), and untouched outside the window;
     the rows are the frequent elements' only, and a byte cap keeps the most frequent."""
     from tracevis3d.kernels.setjoin_forest import full_index_by_size_rank
-    from tracevis3d.kernels.setjoin_walk import _add_postings, dense_membership
+    from tracevis3d.kernels.setjoin_walk import add_postings, dense_membership
 
     rng = np.random.default_rng(9)
     n_items, n_sets = 40, 300
@@ -104,11 +104,11 @@ def test_add_postings_through_membership_rows_equals_twin(dtype):
         cnt = np.full(n_sets, 7, dtype)
         cnt[k0:k1] = 0
         for r_, m_ in ((row, member), (np.zeros(0, np.int32), np.zeros((0, 0), np.uint8))):
-            _add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, 1, r_, m_)
+            add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, 1, r_, m_)
             want = [len(set(x.tolist()) & by_rank[k]) for k in range(k0, k1)]
             assert cnt[k0:k1].tolist() == want
             assert (cnt[:k0] == 7).all() and (cnt[k1:] == 7).all()
-            _add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, -1, r_, m_)
+            add_postings(x, 0, len(x), post_ptr, post_k, k0, k1, cnt, -1, r_, m_)
             assert not cnt[k0:k1].any()
         n_rows = sum(1 for e in x if row[e] >= 0 and np.count_nonzero(member[row[e], k0:k1]) * 8 >= k1 - k0 > 0)
         used += n_rows
@@ -120,11 +120,11 @@ def test_add_postings_through_membership_rows_equals_twin(dtype):
 def test_sample_match_count_equals_twin():
     """The join's sampled estimate counts the sampled rows' class pairs exactly (J > τ of the
     definition over all of B), with and without B's membership rows, on any number of threads'
-    parts (`setjoin_walk._sample_match_count`), and histograms them by the call pairs each
-    stands for (`_sample_match_weights`, what the overview's θ is calibrated from)."""
+    parts (`setjoin_walk.sample_match_count`), and histograms them by the call pairs each
+    stands for (`sample_match_weights`, what the overview's θ is calibrated from)."""
     from tracevis3d.kernels.setjoin import ranked_sets
     from tracevis3d.kernels.setjoin_forest import full_index_by_size_rank, size_runs
-    from tracevis3d.kernels.setjoin_walk import (WEIGHT_BINS_PER_OCTAVE, _sample_match_count, _sample_match_weights,
+    from tracevis3d.kernels.setjoin_walk import (WEIGHT_BINS_PER_OCTAVE, sample_match_count, sample_match_weights,
                                                  dense_membership)
 
     rng = np.random.default_rng(13)
@@ -158,9 +158,9 @@ def test_sample_match_count_equals_twin():
                         want_n[b] += 1
                         want_w[b] += w
             for r_, m_ in ((row, member), (np.zeros(0, np.int32), np.zeros((0, 0), np.uint8))):
-                assert _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
+                assert sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
                                            size_runs(b_size_sorted), r_, m_) == want
-                got_n, got_w = _sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
+                got_n, got_w = sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted,
                                                      size_runs(b_size_sorted), r_, m_, count_a.astype(np.int64),
                                                      count_q[b_by_size].astype(np.int64))
                 assert got_n.tolist() == want_n.tolist()
@@ -527,11 +527,11 @@ def test_calibrated_theta_visits_the_budget():
 
 
 def test_sampled_sweep_is_the_sweep_at_rate_one_and_unbiased_below():
-    """`overview_rows.sweep_pair_sampled`: at pc = 1 the entries of `overview._sweep_pair`
+    """`overview_rows.sweep_pair_sampled`: at pc = 1 the entries of `overview.sweep_pair`
     (every call swept), bit for bit; at pc = 0.1 the mean over 20,000 keys of every call's
     accumulated sums (both sides, the difference arrays prefix-summed) is the exact sweep's
     within 4 standard errors, and about a tenth of the small side is swept per key."""
-    from tracevis3d.kernels.overview import _sweep_pair
+    from tracevis3d.kernels.overview import sweep_pair
     from tracevis3d.kernels.overview import _call_unit
     from tracevis3d.kernels.overview_rows import sweep_pair_sampled
 
@@ -544,7 +544,7 @@ def test_sampled_sweep_is_the_sweep_at_rate_one_and_unbiased_below():
         ds, dl = np.zeros((small.size + 1, 5)), np.zeros((large.size + 2, 5))
         fn(small, 0, small.size, 0, large, 0, large.size, 1, csum, s, tol_s, tol_l, ds, dl, *extra)
         return np.cumsum(ds, axis=0)[:-1], np.cumsum(dl, axis=0)[1:-1]
-    want = run(_sweep_pair, 1.0)
+    want = run(sweep_pair, 1.0)
     got = run(sweep_pair_sampled, 1.0, np.uint64(12345))
     assert all(np.array_equal(w, g) for w, g in zip(want, got))
     n_keys, pc = 20000, 0.1

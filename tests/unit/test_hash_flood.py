@@ -61,7 +61,7 @@ def test_cone_tree_flood_costs_what_random_keys_cost():
     under seed 0: N²/2 probes there, about N under random seeds; same tree either way."""
     N = 2000
     n = N + 1
-    tsize = gamma._table_size(n + 1)
+    tsize = gamma.table_size(n + 1)
     funcs = crafted_leaf_functions(N, tsize, up=1)  # the root call's node is 1 (after the root pseudo node)
     func = np.concatenate([[0], funcs]).astype(np.int32)
     parent = np.concatenate([[-1], np.zeros(N)]).astype(np.int32)
@@ -80,7 +80,7 @@ def test_subtree_tables_flood_costs_what_random_keys_cost():
     """The chained keys of dag/patterns/shape/gamma start with keyed_start(func): leaves of
     crafted functions collide under seed 0 only."""
     N = 3000
-    tsize = gamma._table_size(N)
+    tsize = gamma.table_size(N)
     funcs = crafted_leaf_functions(N, tsize)
     known = np.array([keyed_start(f, np.uint64(0)) for f in funcs], np.uint64)
     keyed = np.array([keyed_start(f, process_hash_seed()) for f in funcs], np.uint64)

@@ -170,16 +170,16 @@ def test_pair_records_in_a_file_equal_those_in_memory(monkeypatch):
 
 def test_bin_rows_over_ascending_ranges_is_bin_raw_bit_for_bit():
     """`fused_overview.bin_rows` over B's rows cut into ranges (binned in ascending order) then
-    `chunks_added` gives `overview._bin_raw`'s sums exactly."""
+    `chunks_added` gives `overview.bin_raw`'s sums exactly."""
     from tracevis3d.kernels.fused_overview import BIN_CHUNKS, bin_rows, chunks_added
-    from tracevis3d.kernels.overview import _bin_raw
+    from tracevis3d.kernels.overview import bin_raw
 
     rng = np.random.default_rng(5)
     n_rows = 300
     ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, n_rows))]).astype(np.int64)
     time = np.sort(rng.random(ptr[-1]) * 1e4)
     diff = rng.standard_normal((ptr[-1] + n_rows, 5))
-    want = _bin_raw(diff, ptr, time, 0.0, 1e4, 37)
+    want = bin_raw(diff, ptr, time, 0.0, 1e4, 37)
     for cuts in ([0, n_rows], [0, 1, 64, 65, 200, n_rows], list(range(0, n_rows + 1, 7)) + [n_rows]):
         acc = np.zeros((BIN_CHUNKS, 37, 4))
         for lo, hi in zip(cuts[:-1], cuts[1:]):

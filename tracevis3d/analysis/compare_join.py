@@ -28,9 +28,9 @@ from ..kernels.setjoin import overlap_dtype
 from ..kernels.setjoin_consume import WaveConsumer
 from ..kernels.setjoin_fused import FUSED_PARTS, RECORD_BYTES, fused_join_bytes, jaccard_join_tree_fused
 from ..kernels.setjoin_prefix import FILTER_WAVE_BYTES_PER_CLASS_PAIR, jaccard_join_waves
-from ..kernels.setjoin_tree import (WAVE_PAIRS, _join_plan, estimate_class_pairs, jaccard_join_tree_waves,
+from ..kernels.setjoin_tree import (WAVE_PAIRS, join_plan, estimate_class_pairs, jaccard_join_tree_waves,
                                     sample_rows)
-from ..kernels.setjoin_walk import WEIGHT_BINS_PER_OCTAVE, _sample_match_weights
+from ..kernels.setjoin_walk import WEIGHT_BINS_PER_OCTAVE, sample_match_weights
 
 
 @dataclass
@@ -66,11 +66,11 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
     (the fused way's walk does not read them: they are made after it).
     Returns `ClassPairResults`."""
     if join == "tree" and keep_class_pairs is not True and wave_pairs is None:
-        plan = _join_plan(class_ptr, class_items, rows_a, rows_b, tau, n_functions, row_of_a, end_index_a, 64, None)
+        plan = join_plan(class_ptr, class_items, rows_a, rows_b, tau, n_functions, row_of_a, end_index_a, 64, None)
         # the sampled rows' matches by the call pairs they stand for: the estimate of the class
         # pairs (`setjoin_tree._sampled_pair_count`'s rows and count) and of the overview's θ
         sample = sample_rows(plan["na"])
-        match_n, match_w = _sample_match_weights(
+        match_n, match_w = sample_match_weights(
             sample, plan["a_ptr"], plan["a_items"], float(tau), plan["post_ptr"], plan["post_k"],
             plan["b_size_sorted"], plan["run_end"], plan["dense_row"], plan["dense_map"],
             np.ascontiguousarray(count_a, np.int64), np.asarray(count_b, np.int64)[plan["b_by_size"]])
@@ -124,7 +124,7 @@ def overview_theta(estimated_pairs: float, budget) -> float:
 def calibrated_theta(match_n, match_w, budget) -> float:
     """θ of the overview's threshold sample that visits about ``budget`` matches: the θ ≥ 1 with
     Σ over the matches min(1, w / θ) = budget, from the (scaled) histogram of the sampled rows'
-    matches by call pairs w (`setjoin_walk._sample_match_weights`: per bin of
+    matches by call pairs w (`setjoin_walk.sample_match_weights`: per bin of
     1/`WEIGHT_BINS_PER_OCTAVE` octave its matches and Σ w; a bin θ falls in counts
     min(matches, Σ w / θ)).  The matches of many call pairs are kept for certain (w ≥ θ), so
     the θ of `overview_theta` (estimate / budget, as if every match were one call pair) visits

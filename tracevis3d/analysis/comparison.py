@@ -25,7 +25,7 @@ from ..transform import longest_named_call
 from ..kernels.gamma import merge_gamma_classes, process_hash_seed, renumber_sets_by_size
 from ..kernels.gamma_sweep import gamma_classes_grown, shape_classes_grown
 from ..kernels.hugeblock import huge_pages
-from ..kernels.lazybuf import _lazy_empty, _release_range
+from ..kernels.lazybuf import lazy_empty, release_range
 from ..kernels.groups import bfs_groups
 from ..kernels.kept_pairs import calls_by_class_time, fill_pair_fields, picks_by_call, top_k_picks, union_of_picks
 from ..kernels.repetition import sibling_repetitions
@@ -847,10 +847,10 @@ def _kept_pairs(sides, top_k, lap):
     del row_of_b, time_a
     # B's picks by call of A, and A's picks, on mappings whose pages the union gives back as it
     # reads them (room for every pick: the pages never written are never resident)
-    (rv, map_v), (rp, map_p) = _lazy_empty(n_b * top_k, np.int32), _lazy_empty(n_b * top_k, pos_dtype)
+    (rv, map_v), (rp, map_p) = lazy_empty(n_b * top_k, np.int32), lazy_empty(n_b * top_k, pos_dtype)
     rptr = picks_by_call(pick_b, pos_b, n_a, rv, rp)
     del pick_b, pos_b
-    (pick_a, map_a), (pos_a, map_pa) = _lazy_empty(n_a * top_k, np.int32), _lazy_empty(n_a * top_k, pos_dtype)
+    (pick_a, map_a), (pos_a, map_pa) = lazy_empty(n_a * top_k, np.int32), lazy_empty(n_a * top_k, pos_dtype)
     pick_a, pos_a = pick_a.reshape(n_a, top_k), pos_a.reshape(n_a, top_k)
     top_k_picks(row_of_a, a.start, t0_a, denom_a, tptr_a, tpart_a, tsim_a, calls_ptr_b, by_b, time_b, denom_b,
                 top_k, by_a, pick_a, pos_a)
@@ -864,7 +864,7 @@ def _kept_pairs(sides, top_k, lap):
     def consumed(u0, u1):
         for mm, size, ptr in held:
             lo, hi = (u0, u1) if ptr is None else (ptr[u0], ptr[u1])
-            _release_range(mm, int(lo) * size, int(hi) * size)
+            release_range(mm, int(lo) * size, int(hi) * size)
     pa, pb, ppos = union_of_picks(pick_a, pos_a, rptr, rv, rp, UNION_CHUNK_CALLS, consumed)
     held.clear()
     del pick_a, pos_a, rptr, rv, rp, map_a, map_pa, map_v, map_p
@@ -891,7 +891,7 @@ def _kept_pairs(sides, top_k, lap):
                          b.end, t0_a, t0_b, part["a"], part["b"], part["sim"], part["group"], part["dt"],
                          part["rel_a"], part["rel_b"])
         if to_file:
-            _release_range(pos_map, i0 * ppos.itemsize, i1 * ppos.itemsize)
+            release_range(pos_map, i0 * ppos.itemsize, i1 * ppos.itemsize)
         if spill is not None and hasattr(mmap, "MADV_DONTNEED"):   # the pass's whole pages given
             lo = -(-i0 * PAIR_DTYPE.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE    # back (they stay in the
             hi = (i1 * PAIR_DTYPE.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE      # file's page cache)

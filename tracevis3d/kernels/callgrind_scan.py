@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .perf_scan import _is_ws
-from .textscan import _grow_f64, _grow_i64
+from .perf_scan import is_ws
+from .textscan import grow_f64, grow_i64
 
 
 @njit(cache=True, nogil=True)
@@ -31,12 +31,12 @@ def callgrind_costs(buf, starts, ends, column):
         good = True
         x = a
         while x < e:
-            while x < e and _is_ws(buf[x]):
+            while x < e and is_ws(buf[x]):
                 x += 1
             if x >= e:
                 break
             y = x
-            while y < e and not _is_ws(buf[y]):
+            while y < e and not is_ws(buf[y]):
                 y += 1
             # every token is checked; only the wanted column's value is kept
             c = buf[x]
@@ -139,9 +139,9 @@ def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, th
         sp = 0
         # enter the root
         if nn == n_parent.shape[0]:
-            n_parent = _grow_i64(n_parent, nn + 1)
-            n_frame = _grow_i64(n_frame, nn + 1)
-            n_self = _grow_f64(n_self, nn + 1)
+            n_parent = grow_i64(n_parent, nn + 1)
+            n_frame = grow_i64(n_frame, nn + 1)
+            n_self = grow_f64(n_self, nn + 1)
         n_parent[nn] = -1
         n_frame[nn] = f0
         st_f[0] = f0
@@ -167,16 +167,16 @@ def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, th
                     n_cut += 1
                     continue
                 if nn == n_parent.shape[0]:
-                    n_parent = _grow_i64(n_parent, nn + 1)
-                    n_frame = _grow_i64(n_frame, nn + 1)
-                    n_self = _grow_f64(n_self, nn + 1)
+                    n_parent = grow_i64(n_parent, nn + 1)
+                    n_frame = grow_i64(n_frame, nn + 1)
+                    n_self = grow_f64(n_self, nn + 1)
                 if sp == st_f.shape[0]:
-                    st_f = _grow_i64(st_f, sp + 1)
-                    st_w = _grow_f64(st_w, sp + 1)
-                    st_self = _grow_f64(st_self, sp + 1)
-                    st_next = _grow_i64(st_next, sp + 1)
-                    st_node = _grow_i64(st_node, sp + 1)
-                    st_mark = _grow_f64(st_mark, sp + 1)
+                    st_f = grow_i64(st_f, sp + 1)
+                    st_w = grow_f64(st_w, sp + 1)
+                    st_self = grow_f64(st_self, sp + 1)
+                    st_next = grow_i64(st_next, sp + 1)
+                    st_node = grow_i64(st_node, sp + 1)
+                    st_mark = grow_f64(st_mark, sp + 1)
                 n_parent[nn] = st_node[t]
                 n_frame[nn] = c
                 st_f[sp] = c

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .gamma import _table_size, keyed_start, keyed_step
+from .gamma import table_size, keyed_start, keyed_step
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -96,7 +96,7 @@ def calling_context_tree(func, parent, thread, dur, merged, n_threads, per_threa
     for t in range(n_threads if per_thread else 0):
         npar[1 + t] = 0
         nthr[1 + t] = t
-    tsize = _table_size(cap)
+    tsize = table_size(cap)
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
     n_nodes = n_pseudo

@@ -22,17 +22,17 @@ children and lines are read, call frame names that are not strings, keys with es
 UTF-8 (`utf8_ok`).  What is taken is exactly what those readers read.
 
 Interning: keyed hashes (`textscan.span_hash`) in open addressing, every hit compared byte by
-byte (with a copy in an arena, `textscan._to_arena`), so ids never depend on the hash.
+byte (with a copy in an arena, `textscan.to_arena`), so ids never depend on the hash.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from .jsonstrict import (_after_item, _int_list, _is, _key, _literal, _number, _skip_value, _string, _ws,
+from .jsonstrict import (after_item, int_list, span_is, scan_key, scan_literal, scan_number, skip_value, scan_string, skip_ws,
                          control_bytes, utf8_ok)
 from .inline_bytes import hash_bytes, same_as_arena, to_arena
-from .textscan import _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64
+from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64
 
 __all__ = ["scan_cpuprofile", "utf8_ok", "control_bytes", "OK", "FALLBACK"]
 
@@ -80,11 +80,11 @@ def _grow_strings(ns, n_more, used, n_bytes, s_off, s_len, s_esc, s_hash, s_aoff
     """The strings' tables with room for ``n_more`` strings of ``n_bytes`` bytes (`_string_room`)."""
     need = ns + n_more
     if need > s_off.shape[0]:
-        s_off = _grow_i64(s_off, need)
-        s_len = _grow_i64(s_len, need)
-        s_esc = _grow_i64(s_esc, need)
-        s_hash = _grow_u64(s_hash, need)
-        s_aoff = _grow_i64(s_aoff, need)
+        s_off = grow_i64(s_off, need)
+        s_len = grow_i64(s_len, need)
+        s_esc = grow_i64(s_esc, need)
+        s_hash = grow_u64(s_hash, need)
+        s_aoff = grow_i64(s_aoff, need)
     if used + n_bytes + 8 > arena.shape[0]:
         a2 = np.zeros(max(2 * arena.shape[0], used + n_bytes + 8), np.uint8)
         a2[:used] = arena[:used]
@@ -141,46 +141,46 @@ def _call_frame(buf, i, n, strict, stack):
     seen = 0
     if i >= n or buf[i] != 123:
         return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
-    i = _ws(buf, i + 1, n)
+    i = skip_ws(buf, i + 1, n)
     if i < n and buf[i] == 125:
         return i + 1, na, nb_, ne, ua, ub, ue, line, col
     while True:
-        a, b, i = _key(buf, i, n, strict)
+        a, b, i = scan_key(buf, i, n, strict)
         if a < 0 or i >= n:
             return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
         bit = 0
-        if _is(buf, a, b, _W_FN) or _is(buf, a, b, _W_URL):
+        if span_is(buf, a, b, _W_FN) or span_is(buf, a, b, _W_URL):
             bit = 1 if b - a == 12 else 2
             if buf[i] != 34:
                 return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
-            j, esc = _string(buf, i, n, strict)
+            j, esc = scan_string(buf, i, n, strict)
             if j < 0:
                 return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
             if bit == 1:
                 na, nb_, ne = i + 1, j - 1, esc
             else:
                 ua, ub, ue = i + 1, j - 1, esc
-        elif _is(buf, a, b, _W_LINE) or _is(buf, a, b, _W_COL):
+        elif span_is(buf, a, b, _W_LINE) or span_is(buf, a, b, _W_COL):
             bit = 4 if b - a == 10 else 8
             c = buf[i]
             v = np.int64(-1)
             if c == 45 or 48 <= c <= 57:
-                j, kind, x = _number(buf, i, n)
+                j, kind, x = scan_number(buf, i, n)
                 if kind != 1:
                     return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
                 v = _line_of(kind, x)
             else:  # (null, a bool, a string...: no line)
-                j = _skip_value(buf, i, n, strict, stack)
+                j = skip_value(buf, i, n, strict, stack)
             if bit == 4:
                 line = v
             else:
                 col = v
         else:
-            j = _skip_value(buf, i, n, strict, stack)
+            j = skip_value(buf, i, n, strict, stack)
         if j < 0 or seen & bit:
             return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
         seen |= bit
-        i, more = _after_item(buf, j, n, 125)
+        i, more = after_item(buf, j, n, 125)
         if more < 0:
             return np.int64(-1), na, nb_, ne, ua, ub, ue, line, col
         if more == 0:
@@ -204,42 +204,42 @@ def _node(buf, i, n, strict, stack, kids, nk):
     seen = 0
     if i >= n or buf[i] != 123:
         return np.int64(-1), nid, pk, pid, z, z, ne, z, z, ue, line, col, nk
-    i = _ws(buf, i + 1, n)
+    i = skip_ws(buf, i + 1, n)
     more = 1 if i < n and buf[i] != 125 else -1  # (an empty node has no id)
     while more == 1:
-        a, b, i = _key(buf, i, n, strict)
+        a, b, i = scan_key(buf, i, n, strict)
         if a < 0 or i >= n:
             more = -1
             break
         bit = 0
-        if _is(buf, a, b, _W_ID):
+        if span_is(buf, a, b, _W_ID):
             bit = 1
-            j, kind, nid = _number(buf, i, n)
+            j, kind, nid = scan_number(buf, i, n)
             j = j if kind == 1 else -1
-        elif _is(buf, a, b, _W_CF):
+        elif span_is(buf, a, b, _W_CF):
             bit = 2
             j, na, nb_, ne, ua, ub, ue, line, col = _call_frame(buf, i, n, strict, stack)
-        elif _is(buf, a, b, _W_PARENT):
+        elif span_is(buf, a, b, _W_PARENT):
             bit = 4
             if buf[i] == 110:
-                j = _literal(buf, i, n)
+                j = scan_literal(buf, i, n)
                 j = j if j == i + 4 else -1
             else:
-                j, kind, pid = _number(buf, i, n)
+                j, kind, pid = scan_number(buf, i, n)
                 j = j if kind == 1 else -1
                 pk = 1
-        elif _is(buf, a, b, _W_KIDS):
+        elif span_is(buf, a, b, _W_KIDS):
             bit = 8
-            j, nk = _int_list(buf, i, n, kids, nk)
+            j, nk = int_list(buf, i, n, kids, nk)
             if j == -2:
                 return np.int64(-2), nid, pk, pid, z, z, ne, z, z, ue, line, col, nk
         else:
-            j = _skip_value(buf, i, n, strict, stack)
+            j = skip_value(buf, i, n, strict, stack)
         if j < 0 or seen & bit:
             more = -1
             break
         seen |= bit
-        i, more = _after_item(buf, j, n, 125)
+        i, more = after_item(buf, j, n, 125)
     if more < 0 or not (seen & 1):
         return np.int64(-1), nid, pk, pid, z, z, ne, z, z, ue, line, col, nk
     if na < 0:
@@ -253,7 +253,7 @@ def _node(buf, i, n, strict, stack, kids, nk):
 def _frame_key(sn, su, line, col, basis, k_name, k_url, k_line, k_col, k_hash, nkey, k_table):
     """The number of the frame key (name string ``sn``, url string ``su``, line, column),
     added when new, in place (the caller keeps room for one more).  Returns (number, count)."""
-    kh = _mix64((np.uint64(sn) * _K1) ^ (np.uint64(su) * _K2) ^ (np.uint64(line + 7) * np.uint64(31))
+    kh = mix64((np.uint64(sn) * K1) ^ (np.uint64(su) * K2) ^ (np.uint64(line + 7) * np.uint64(31))
                 ^ (np.uint64(col + 3) << np.uint64(32)) ^ basis)
     mask = np.uint64(k_table.shape[0] - 1)
     slot = kh & mask
@@ -277,11 +277,11 @@ def _frame_key(sn, su, line, col, basis, k_name, k_url, k_line, k_col, k_hash, n
 def _grow_keys(nkey, k_name, k_url, k_line, k_col, k_hash, k_table):
     """The frame keys' tables with room for one more (the hash table at most half full)."""
     if nkey + 1 > k_name.shape[0]:
-        k_name = _grow_i64(k_name, nkey + 1)
-        k_url = _grow_i64(k_url, nkey + 1)
-        k_line = _grow_i64(k_line, nkey + 1)
-        k_col = _grow_i64(k_col, nkey + 1)
-        k_hash = _grow_u64(k_hash, nkey + 1)
+        k_name = grow_i64(k_name, nkey + 1)
+        k_url = grow_i64(k_url, nkey + 1)
+        k_line = grow_i64(k_line, nkey + 1)
+        k_col = grow_i64(k_col, nkey + 1)
+        k_hash = grow_u64(k_hash, nkey + 1)
     while 2 * (nkey + 1) > k_table.shape[0]:
         k_table = _regrow(k_hash, nkey, k_table.shape[0])
     return k_name, k_url, k_line, k_col, k_hash, k_table
@@ -290,7 +290,7 @@ def _grow_keys(nkey, k_name, k_url, k_line, k_col, k_hash, k_table):
 @njit(cache=True, nogil=True)
 def _grow_nodes(nn, n_id, n_pk, n_pid, n_key):
     """The node arrays with room for one more."""
-    return _grow_i64(n_id, nn + 1), _grow_i64(n_pk, nn + 1), _grow_i64(n_pid, nn + 1), _grow_i64(n_key, nn + 1)
+    return grow_i64(n_id, nn + 1), grow_i64(n_pk, nn + 1), grow_i64(n_pid, nn + 1), grow_i64(n_key, nn + 1)
 
 
 #: `_nodes_run`'s state (an int64 array): nodes, children, strings, arena bytes used, frame keys,
@@ -345,7 +345,7 @@ def _nodes_run(buf, i, n, strict, stack, basis, st, n_id, n_pk, n_pid, n_key, ki
         st[_S_NS] = ns
         st[_S_USED] = used
         st[_S_NKEY] = nkey
-        i, more = _after_item(buf, i, n, 93)
+        i, more = after_item(buf, i, n, 93)
         if more < 0:
             return _RUN_BAD, i
         if more == 0:
@@ -358,9 +358,9 @@ def _grow_node_tables(st, kids, k_own, n_id, n_pk, n_pid, n_key):
     (``st[_S_NEEDK]`` children in all: twice the room when their count is not known yet), and
     for one node more."""
     if st[_S_NEEDK] > kids.shape[0]:
-        kids = _grow_i64(kids, st[_S_NEEDK])
+        kids = grow_i64(kids, st[_S_NEEDK])
     if kids.shape[0] > k_own.shape[0]:
-        k_own = _grow_i64(k_own, kids.shape[0])
+        k_own = grow_i64(k_own, kids.shape[0])
     if st[_S_NN] + 1 > n_id.shape[0]:
         n_id, n_pk, n_pid, n_key = _grow_nodes(st[_S_NN], n_id, n_pk, n_pid, n_key)
     return kids, k_own, n_id, n_pk, n_pid, n_key
@@ -368,13 +368,13 @@ def _grow_node_tables(st, kids, k_own, n_id, n_pk, n_pid, n_key):
 
 @njit(cache=True, nogil=True)
 def _ints(buf, i, n):
-    """The JSON array of integers at ``i`` (`jsonstrict._int_list`, its room grown as needed):
+    """The JSON array of integers at ``i`` (`jsonstrict.int_list`, its room grown as needed):
     (the integers' array, index after it or -1, count)."""
     out = np.empty(1024, np.int64)
-    j, m = _int_list(buf, i, n, out, 0)
+    j, m = int_list(buf, i, n, out, 0)
     while j == -2:
         out = np.empty(2 * out.shape[0], np.int64)
-        j, m = _int_list(buf, i, n, out, 0)
+        j, m = int_list(buf, i, n, out, 0)
     return out, j, m
 
 
@@ -390,7 +390,7 @@ def scan_cpuprofile(buf, seed, strict):
     that no id is sent twice: a node sent again is left out by that reader, not by this one)).
     Status `FALLBACK`: the arrays empty, the field-by-field reader reads the file."""
     n = buf.shape[0]
-    basis = _FNV_BASIS ^ np.uint64(seed)
+    basis = FNV_BASIS ^ np.uint64(seed)
     stack = np.empty(MAX_DEPTH, np.uint8)
     e0 = np.zeros(0, np.int64)
     # nodes
@@ -427,21 +427,21 @@ def scan_cpuprofile(buf, seed, strict):
     seen_nodes = False
     fb = (FALLBACK, e0, e0, e0, e0, np.zeros((0, 2), np.int64), e0, e0, e0, e0, e0, e0, e0, e0, e0, t0, t1, False)
 
-    i = _ws(buf, 0, n)
+    i = skip_ws(buf, 0, n)
     if i >= n or buf[i] != 123:
         return fb
-    i = _ws(buf, i + 1, n)
+    i = skip_ws(buf, i + 1, n)
     if i < n and buf[i] == 125:
         return fb
     while True:
-        a, b, i = _key(buf, i, n, strict)
+        a, b, i = scan_key(buf, i, n, strict)
         if a < 0 or i >= n:
             return fb
-        if _is(buf, a, b, _W_NODES):
+        if span_is(buf, a, b, _W_NODES):
             if seen_nodes or buf[i] != 91:
                 return fb
             seen_nodes = True
-            i = _ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             if i < n and buf[i] == 93:
                 i += 1
             else:
@@ -461,35 +461,35 @@ def scan_cpuprofile(buf, seed, strict):
                         k_name, k_url, k_line, k_col, k_hash, k_table = _grow_keys(st[_S_NKEY], k_name, k_url, k_line,
                                                                                    k_col, k_hash, k_table)
             j = i
-        elif _is(buf, a, b, _W_SAMPLES):
+        elif span_is(buf, a, b, _W_SAMPLES):
             if m_s >= 0:
                 return fb
             samples, j, m_s = _ints(buf, i, n)
-        elif _is(buf, a, b, _W_DELTAS):
+        elif span_is(buf, a, b, _W_DELTAS):
             if m_d >= 0:
                 return fb
             deltas, j, m_d = _ints(buf, i, n)
-        elif _is(buf, a, b, _W_START):
+        elif span_is(buf, a, b, _W_START):
             if t0 >= 0:
                 return fb
             if i + 4 <= n and buf[i] == 110 and buf[i + 1] == 117 and buf[i + 2] == 108 and buf[i + 3] == 108:
                 j = i + 4  # startTime null: read as absent (the field-by-field reader starts at 0 for both)
             else:
-                j, kind, _ = _number(buf, i, n)
+                j, kind, _ = scan_number(buf, i, n)
                 if kind == 0:
                     return fb
                 t0 = i
                 t1 = j
         else:
-            j = _skip_value(buf, i, n, strict, stack)
+            j = skip_value(buf, i, n, strict, stack)
         if j < 0:
             return fb
-        i, more = _after_item(buf, j, n, 125)
+        i, more = after_item(buf, j, n, 125)
         if more < 0:
             return fb
         if more == 0:
             break
-    if _ws(buf, i, n) != n or not seen_nodes or m_s <= 0 or m_d < 0:
+    if skip_ws(buf, i, n) != n or not seen_nodes or m_s <= 0 or m_d < 0:
         return fb
     nn, nk, ns, nkey = st[_S_NN], st[_S_NK], st[_S_NS], st[_S_NKEY]
     pairs = np.empty((nk, 2), np.int64)

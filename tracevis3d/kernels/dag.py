@@ -21,7 +21,7 @@ sizes of the subtrees, then a pre-order expansion into the Trace arrays.
 import numpy as np
 from numba import njit
 
-from .gamma import _find_key, _store_new_key, _table_size, keyed_start, keyed_step
+from .gamma import find_key, store_new_key, table_size, keyed_start, keyed_step
 
 #: error codes of `dag_node_sizes` (0 = fine); the node index comes with them
 DAG_OK = 0
@@ -65,7 +65,7 @@ def subtree_dag(func, end_index, seed):
     node = np.empty(n, np.int32)
     # the table grows with the nodes (load <= 1/2), not with the calls: traces have far
     # fewer distinct subtrees than calls, and a small table stays in the cache
-    tsize = min(_table_size(n), 1 << 16)
+    tsize = min(table_size(n), 1 << 16)
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
     cap = min(max(n, 1), 1 << 16)  # node arrays grow with the nodes too (first touch is costly)
@@ -97,7 +97,7 @@ def subtree_dag(func, end_index, seed):
             m += 1
             h = keyed_step(h, node[c])
             c = end_index[c]
-        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
+        slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_nodes
             if n_nodes + 1 > cap:
@@ -108,7 +108,7 @@ def subtree_dag(func, end_index, seed):
                 p2 = np.zeros(cap + 1, np.int64)
                 p2[: n_nodes + 1] = kptr[: n_nodes + 1]
                 kptr = p2
-            keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
+            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_nodes += 1
         node[i] = found
         if m == 1:

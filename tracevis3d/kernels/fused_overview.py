@@ -4,7 +4,7 @@
 `overview_record.deferred_overview` makes the bars of the walkers' record in
 `overview_record.OVERVIEW_PARTS` fixed parts of B's rows, every part filling the slots of its
 rows in ONE difference array over all of B's calls (40 bytes a call of B: 4 GB at 10^8 calls),
-which `overview_rows.overview_rows_finish` then bins (`overview._bin_raw`).  Here the same parts
+which `overview_rows.overview_rows_finish` then bins (`overview.bin_raw`).  Here the same parts
 run a few at a time (a *wave*: consecutive parts whose slots take at most
 `OVERVIEW_WAVE_BYTES`), each wave's rows are binned as soon as its parts are done
 (`bin_rows`) and their pages given back, so the array is resident one wave at a time.
@@ -22,21 +22,21 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from .lazybuf import _lazy_empty, _release_range
-from .overview import _bin_of, _clean_bars
+from .lazybuf import lazy_empty, release_range
+from .overview import bin_of, clean_bars
 from .overview_record import OVERVIEW_PARTS, overview_part, overview_work
 
 #: the most bytes of B's difference array (5 float64 per slot: a call of B, or a B row's end)
 #: that one wave of the deferred overview's parts fills before its rows are binned and its pages
 #: given back (a wave holds at least one part)
 OVERVIEW_WAVE_BYTES = 512 << 20
-#: `overview._bin_raw`'s chunk accumulators (row r into chunk r mod `BIN_CHUNKS`)
+#: `overview.bin_raw`'s chunk accumulators (row r into chunk r mod `BIN_CHUNKS`)
 BIN_CHUNKS = 64
 
 
 @njit(cache=True, parallel=True, nogil=True)
 def bin_rows(diff, ptr, time, t0, span, n_bins, q_lo, q_hi, acc):
-    """`overview._bin_raw` of B's rows [q_lo, q_hi) only, into its chunk accumulators ``acc``
+    """`overview.bin_raw` of B's rows [q_lo, q_hi) only, into its chunk accumulators ``acc``
     (`BIN_CHUNKS`, n_bins, 4): per call of row r, the running sums of the row's difference
     slots (slot = position + r) into the call's bin of chunk r mod `BIN_CHUNKS`: (earlier,
     aligned, later) += the running sums, δ += t·c + d.  Ranges binned in ascending order add
@@ -53,7 +53,7 @@ def bin_rows(diff, ptr, time, t0, span, n_bins, q_lo, q_hi, acc):
                 r3 += diff[i + r, 3]
                 r4 += diff[i + r, 4]
                 t = time[i]
-                b = _bin_of(t, t0, width, n_bins)
+                b = bin_of(t, t0, width, n_bins)
                 acc[ch, b, 0] += r0
                 acc[ch, b, 1] += r1
                 acc[ch, b, 2] += r2
@@ -108,7 +108,7 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
     n_parts = OVERVIEW_PARTS
     cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_parts) / n_parts) if nb else np.zeros(n_parts - 1, np.int64)
     bounds = np.concatenate([[0], np.minimum(cuts, nb), [nb]]).astype(np.int64)
-    flat, mapping = _lazy_empty((time_b.shape[0] + nb) * 5, np.float64)
+    flat, mapping = lazy_empty((time_b.shape[0] + nb) * 5, np.float64)
     diff_b = flat.reshape(-1, 5)
     bins = [(np.empty((n_bins, 4)), np.empty((n_bins, 4))) for _ in range(n_parts)]
     seconds = [0.0] * n_parts
@@ -133,7 +133,7 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
         list(pool.map(run, range(j0, j1)))
         q_lo, q_hi = int(bounds[j0]), int(bounds[j1])
         bin_rows(diff_b, ptr_b, time_b, 0.0, float(span_b), int(n_bins), q_lo, q_hi, acc)
-        _release_range(mapping, (ptr_b[q_lo] + q_lo) * 40, (ptr_b[q_hi] + q_hi) * 40)
+        release_range(mapping, (ptr_b[q_lo] + q_lo) * 40, (ptr_b[q_hi] + q_hi) * 40)
     # `overview_rows.overview_rows_finish`'s sums, in its order
     acc_a = np.zeros((n_bins, 4))
     acc_b = np.zeros((n_bins, 4))
@@ -141,6 +141,6 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
         acc_a += bins[p][0]
         acc_b += bins[p][1]
     acc_b += chunks_added(acc)
-    bars_a, delta_a = _clean_bars(acc_a, tau)
-    bars_b, delta_b = _clean_bars(acc_b, tau)
+    bars_a, delta_a = clean_bars(acc_a, tau)
+    bars_b, delta_b = clean_bars(acc_b, tau)
     return (bars_a, delta_a, bars_b, delta_b), seconds

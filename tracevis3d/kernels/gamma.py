@@ -95,7 +95,9 @@ def _grow_int32(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _table_size(n):
+def table_size(n):
+    """The open-addressing table's size for ``n`` keys: the least power of two (at least 16) >= 2n + 2, so the load
+    stays under one half."""
     size = 16
     while size < 2 * n + 2:
         size *= 2
@@ -103,17 +105,17 @@ def _table_size(n):
 
 
 @njit(cache=True, nogil=True)
-def _key_table(n):
+def key_table(n):
     """An empty hash-consing table for up to ``n`` keys of a reverse sweep over ``n``
     calls: (table (load <= 1/2), mask, hashes, key pointers, key items, a key buffer)."""
-    tsize = _table_size(n)
+    tsize = table_size(n)
     return (np.full(tsize, -1, np.int32), tsize - 1, np.empty(max(n, 1), np.uint64),
             np.zeros(max(n, 1) + 1, np.int64), np.empty(max(16, 2 * n), np.int32),
             np.empty(max(n, 1) + 1, np.int32))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _find_key(table, tmask, hashes, ptr, items, h, buf, m):
+def find_key(table, tmask, hashes, ptr, items, h, buf, m):
     """Linear probe of the open-addressing ``table`` for key ``buf[:m]`` with hash h:
     (the slot the probe stopped at, the key's class or -1).  A hash hit is confirmed item
     by item against ``items[ptr[k]:ptr[k+1]]``, so equal classes mean equal keys."""
@@ -134,7 +136,7 @@ def _find_key(table, tmask, hashes, ptr, items, h, buf, m):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _store_new_key(table, slot, hashes, h, ptr, items, n_items, k, buf, m):
+def store_new_key(table, slot, hashes, h, ptr, items, n_items, k, buf, m):
     """Store key ``buf[:m]`` (hash h) as class k in the empty table slot the
     probe stopped at: its items appended to ``items`` (grown if needed),
     ``ptr[k + 1]`` set.  Returns (items, n_items)."""
@@ -145,6 +147,62 @@ def _store_new_key(table, slot, hashes, h, ptr, items, n_items, k, buf, m):
     n_items += m
     ptr[k + 1] = n_items
     return items, n_items
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gather_set(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf):
+    """Γ(i) = {func[i]} ∪ the sets of i's children's classes, gathered into ``buf[:m]`` in the
+    order met, each function once (stamped ``i`` in ``stamp_f``; each child class once, in
+    ``stamp_c``), with its order-free hash h = XOR of ``zob`` over the set.  Returns (m, h, the
+    number of distinct child classes, the last of them or -1)."""
+    f = func[i]
+    stamp_f[f] = i
+    buf[0] = f
+    m = 1
+    h = zob[f]
+    c = i + 1
+    e_i = end_index[i]
+    only = -1  # the single distinct child class, if there is just one
+    n_distinct = 0
+    while c < e_i:
+        k = cls[c]
+        if stamp_c[k] != i:
+            stamp_c[k] = i
+            n_distinct += 1
+            only = k
+            for j in range(ptr[k], ptr[k + 1]):
+                e = items[j]
+                if stamp_f[e] != i:
+                    stamp_f[e] = i
+                    buf[m] = e
+                    m += 1
+                    h ^= zob[e]
+        c = end_index[c]
+    return m, h, n_distinct, only
+
+
+@njit(cache=True, nogil=True, inline="always")
+def find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m):
+    """Linear probing from slot ``h & tmask`` for the stored set equal to the ``m`` functions
+    stamped ``i`` in ``stamp_f``: same hash, same size, every item stamped.  Returns (the slot
+    where it was found or the empty slot that ends the probe, its class or -1)."""
+    slot = np.int64(h & np.uint64(tmask))
+    found = -1
+    while True:
+        k = table[slot]
+        if k < 0:
+            break
+        if hashes[k] == h and ptr[k + 1] - ptr[k] == m:
+            same = True
+            for j in range(ptr[k], ptr[k + 1]):
+                if stamp_f[items[j]] != i:
+                    same = False
+                    break
+            if same:
+                found = k
+                break
+        slot = (slot + 1) & tmask
+    return slot, found
 
 
 @njit(cache=True, nogil=True)
@@ -165,7 +223,7 @@ def subtree_gamma_classes(func, end_index, n_func, seed):
     """
     n = func.shape[0]
     cls = np.empty(n, np.int32)
-    tsize = _table_size(n)
+    tsize = table_size(n)
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
     cap_classes = max(n, 1)
@@ -181,51 +239,14 @@ def subtree_gamma_classes(func, end_index, n_func, seed):
         zob[f] = keyed_start(f, seed)
     buf = np.empty(max(n_func, 1), np.int32)
     for i in range(n - 1, -1, -1):
-        f = func[i]
-        stamp_f[f] = i
-        buf[0] = f
-        m = 1
-        h = zob[f]
-        c = i + 1
-        e_i = end_index[i]
-        only = -1  # the single distinct child class, if there is just one
-        n_distinct = 0
-        while c < e_i:
-            k = cls[c]
-            if stamp_c[k] != i:
-                stamp_c[k] = i
-                n_distinct += 1
-                only = k
-                for j in range(ptr[k], ptr[k + 1]):
-                    e = items[j]
-                    if stamp_f[e] != i:
-                        stamp_f[e] = i
-                        buf[m] = e
-                        m += 1
-                        h ^= zob[e]
-            c = end_index[c]
+        m, h, n_distinct, only = gather_set(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf)
         if n_distinct == 1 and m == ptr[only + 1] - ptr[only]:
             cls[i] = only  # f already in the only child's set: Γ(i) = Γ(child)
             continue
-        slot = np.int64(h & np.uint64(tmask))
-        found = -1
-        while True:
-            k = table[slot]
-            if k < 0:
-                break
-            if hashes[k] == h and ptr[k + 1] - ptr[k] == m:
-                same = True
-                for j in range(ptr[k], ptr[k + 1]):
-                    if stamp_f[items[j]] != i:
-                        same = False
-                        break
-                if same:
-                    found = k
-                    break
-            slot = (slot + 1) & tmask
+        slot, found = find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m)
         if found < 0:
             found = n_cls
-            items, n_items = _store_new_key(table, slot, hashes, h, ptr, items, n_items, found,
+            items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found,
                                             buf, m)
             n_cls += 1
         cls[i] = found
@@ -253,11 +274,11 @@ def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, se
     classes keep their ids (that sweep meets B's calls first, as the reverse sweep of the
     concatenation does), then A's sets not among B's, in A's order of creation.  Each A set is
     looked up among B's by its order-free hash and confirmed item by item (both sorted:
-    `_find_key`).
+    `find_key`).
     Returns ``(cls, set_ptr, set_items)`` over A's calls then B's."""
     nb = ptr_b.shape[0] - 1
     na = ptr_a.shape[0] - 1
-    tsize = _table_size(nb)
+    tsize = table_size(nb)
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
     hashes = np.empty(max(nb, 1), np.uint64)
@@ -267,7 +288,7 @@ def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, se
     for k in range(nb):
         h = _set_hash(zob, items_b, ptr_b[k], ptr_b[k + 1])
         hashes[k] = h
-        slot, _ = _find_key(table, tmask, hashes, ptr_b, items_b, h, items_b[ptr_b[k]:ptr_b[k + 1]],
+        slot, _ = find_key(table, tmask, hashes, ptr_b, items_b, h, items_b[ptr_b[k]:ptr_b[k + 1]],
                             ptr_b[k + 1] - ptr_b[k])
         table[slot] = k
     to = np.empty(max(na, 1), np.int32)
@@ -276,7 +297,7 @@ def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, se
     for k in range(na):
         m = ptr_a[k + 1] - ptr_a[k]
         h = _set_hash(zob, items_a, ptr_a[k], ptr_a[k + 1])
-        _, found = _find_key(table, tmask, hashes, ptr_b, items_b, h, items_a[ptr_a[k]:ptr_a[k + 1]], m)
+        _, found = find_key(table, tmask, hashes, ptr_b, items_b, h, items_a[ptr_a[k]:ptr_a[k + 1]], m)
         if found < 0:
             found = nb + n_new
             n_new += 1
@@ -342,7 +363,7 @@ def subtree_shape_classes(func, end_index, seed):
     """
     n = func.shape[0]
     shape = np.empty(n, np.int32)
-    table, tmask, hashes, kptr, keys, buf = _key_table(n)
+    table, tmask, hashes, kptr, keys, buf = key_table(n)
     n_keys = 0
     n_cls = 0
     for i in range(n - 1, -1, -1):
@@ -355,10 +376,10 @@ def subtree_shape_classes(func, end_index, seed):
             m += 1
             h = keyed_step(h, shape[c])
             c = end_index[c]
-        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
+        slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_cls
-            keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found,
+            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found,
                                           buf, m)
             n_cls += 1
         shape[i] = found

@@ -12,7 +12,7 @@ whatever the table's size (the same keyed hash, `gamma.keyed_start` / `keyed_ste
 import numpy as np
 from numba import njit
 
-from .gamma import _find_key, _store_new_key, keyed_start, keyed_step
+from .gamma import find_key, find_set, gather_set, keyed_start, keyed_step, store_new_key
 
 #: the sweeps' first capacities (keys, probe slots); each doubles as it fills
 FIRST_KEYS = 1 << 12
@@ -74,56 +74,19 @@ def gamma_classes_grown(func, end_index, n_func, seed):
         zob[f] = keyed_start(f, seed)
     buf = np.empty(max(n_func, 1), np.int32)
     for i in range(n - 1, -1, -1):
-        f = func[i]
-        stamp_f[f] = i
-        buf[0] = f
-        m = 1
-        h = zob[f]
-        c = i + 1
-        e_i = end_index[i]
-        only = -1  # the single distinct child class, if there is just one
-        n_distinct = 0
-        while c < e_i:
-            k = cls[c]
-            if stamp_c[k] != i:
-                stamp_c[k] = i
-                n_distinct += 1
-                only = k
-                for j in range(ptr[k], ptr[k + 1]):
-                    e = items[j]
-                    if stamp_f[e] != i:
-                        stamp_f[e] = i
-                        buf[m] = e
-                        m += 1
-                        h ^= zob[e]
-            c = end_index[c]
+        m, h, n_distinct, only = gather_set(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf)
         if n_distinct == 1 and m == ptr[only + 1] - ptr[only]:
             cls[i] = only  # f already in the only child's set: Γ(i) = Γ(child)
             continue
         # the set is looked up by its order-free hash and confirmed by the stamps (its items
         # are stored in the order met: the set, not the sequence)
-        slot = np.int64(h & np.uint64(tmask))
-        found = -1
-        while True:
-            k = table[slot]
-            if k < 0:
-                break
-            if hashes[k] == h and ptr[k + 1] - ptr[k] == m:
-                same = True
-                for j in range(ptr[k], ptr[k + 1]):
-                    if stamp_f[items[j]] != i:
-                        same = False
-                        break
-                if same:
-                    found = k
-                    break
-            slot = (slot + 1) & tmask
+        slot, found = find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m)
         if found < 0:
             if n_cls == hashes.shape[0]:
                 hashes, ptr = _keys_grown(hashes, ptr, n_cls)
                 stamp_c = _stamps_grown(stamp_c, n_cls)
             found = n_cls
-            items, n_items = _store_new_key(table, slot, hashes, h, ptr, items, n_items, found, buf, m)
+            items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found, buf, m)
             n_cls += 1
             if 2 * n_cls + 2 > table.shape[0]:
                 table, tmask = _rehashed(hashes, n_cls, 2 * table.shape[0])
@@ -161,12 +124,12 @@ def shape_classes_grown(func, end_index, seed):
             m += 1
             h = keyed_step(h, shape[c])
             c = end_index[c]
-        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
+        slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             if n_cls == hashes.shape[0]:
                 hashes, kptr = _keys_grown(hashes, kptr, n_cls)
             found = n_cls
-            keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
+            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_cls += 1
             if 2 * n_cls + 2 > table.shape[0]:
                 table, tmask = _rehashed(hashes, n_cls, 2 * table.shape[0])

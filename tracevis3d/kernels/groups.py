@@ -16,7 +16,7 @@ import concurrent.futures
 import numpy as np
 from numba import njit, prange
 
-from .setjoin import _lower_bound
+from .setjoin import lower_bound
 from .tree import group_by_key
 
 
@@ -85,7 +85,7 @@ def top_k_partners(row_of_call, rel_start, pair_ptr, pair_row, pair_sim,
                     q = pair_row[jj]
                     lo = other_ptr[q]
                     hi = other_ptr[q + 1]
-                    a = _lower_bound(other_rel, lo, hi, t)     # first with other_rel >= t
+                    a = lower_bound(other_rel, lo, hi, t)     # first with other_rel >= t
                     left = a - 1
                     right = a
                     taken = 0
@@ -327,7 +327,7 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
         for s_ in range(min(sp, FEW_LEVELS)):
             g0 = stack_g0[s_]
             g1 = stack_g1[s_] if stack_g1[s_] >= 0 else ng
-            j = _lower_bound(root_b, g0, g1, v + 1) - 1
+            j = lower_bound(root_b, g0, g1, v + 1) - 1
             if j >= g0 and v < end_index_b[root_b[j]]:
                 found = j
                 break

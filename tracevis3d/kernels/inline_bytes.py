@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .textscan import _K1, _K2, _mix64, load_u64
+from .textscan import K1, K2, mix64, load_u64
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -20,13 +20,13 @@ def hash_bytes(buf, lo, hi, basis):
     h = basis
     k = lo
     while k + 8 <= hi:
-        h = (h ^ load_u64(buf, k)) * _K1
+        h = (h ^ load_u64(buf, k)) * K1
         h = (h << np.uint64(31)) | (h >> np.uint64(33))
         k += 8
     w = np.uint64(0)
     for x in range(hi - k):
         w |= np.uint64(buf[k + x]) << np.uint64(8 * x)
-    return _mix64((h ^ w) * _K2 ^ np.uint64(hi - lo))
+    return mix64((h ^ w) * K2 ^ np.uint64(hi - lo))
 
 
 @njit(cache=True, nogil=True, inline="always")

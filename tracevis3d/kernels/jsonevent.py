@@ -136,6 +136,43 @@ def _key_code(buf, a, ln):
     return K_OTHER
 
 
+@njit(cache=True, nogil=True, inline="always")
+def next_key(buf, p, n, seen):
+    """The side scanners' step to the next member of an event object whose keys are plain
+    (unescaped) strings: from ``p`` (after a value), white space, then ``}`` -- (its index, -1,
+    seen) -- or ``,`` a key ``:`` and white space -- (the value's index < n, the key's code
+    (`_key_code`), ``seen`` with the key's bit set).  (-1, K_OTHER, seen) declines the event:
+    anything else, an escaped key, or a known key seen before (bit ``1 << code`` of ``seen``)."""
+    p = skip_ws(buf, p)
+    if p >= n:
+        return -1, K_OTHER, seen
+    c = buf[p]
+    if c == 125:  # }
+        return p, -1, seen
+    if c != 44:  # ,
+        return -1, K_OTHER, seen
+    p = skip_ws(buf, p + 1)
+    if p >= n or buf[p] != 34:
+        return -1, K_OTHER, seen
+    ke, esc = scan_string(buf, p)
+    if ke < 0 or esc:
+        return -1, K_OTHER, seen
+    kl = ke - p - 2
+    key = _key_code(buf, p + 1, kl) if kl > 0 else K_OTHER
+    if key != K_OTHER:
+        bit = 1 << key
+        if seen & bit:
+            return -1, K_OTHER, seen
+        seen |= bit
+    p = skip_ws(buf, ke)
+    if p >= n or buf[p] != 58:
+        return -1, K_OTHER, seen
+    p = skip_ws(buf, p + 1)
+    if p >= n:
+        return -1, K_OTHER, seen
+    return p, key, seen
+
+
 @njit(cache=True, nogil=True)
 def _grow(ii, ss, ff):
     cap = ii.shape[0] * 2
@@ -532,33 +569,11 @@ def scan_side_event(buf, i, kv, vi, vs, vf, stack):
     flags = 0
     seen = 1 << K_PH
     while True:
-        p = skip_ws(buf, p)
-        if p >= n:
+        p, key, seen = next_key(buf, p, n, seen)
+        if p < 0:
             return -1
-        c = buf[p]
-        if c == 125:  # }
+        if key < 0:  # the event's closing brace, at p
             break
-        if c != 44:  # ,
-            return -1
-        p = skip_ws(buf, p + 1)
-        if p >= n or buf[p] != 34:
-            return -1
-        ke, esc = scan_string(buf, p)
-        if ke < 0 or esc:
-            return -1
-        kl = ke - p - 2
-        key = _key_code(buf, p + 1, kl) if kl > 0 else K_OTHER
-        if key != K_OTHER:
-            bit = 1 << key
-            if seen & bit:
-                return -1
-            seen |= bit
-        p = skip_ws(buf, ke)
-        if p >= n or buf[p] != 58:
-            return -1
-        p = skip_ws(buf, p + 1)
-        if p >= n:
-            return -1
         c = buf[p]
         if key == K_NAME or key == K_CAT:
             if c != 34:

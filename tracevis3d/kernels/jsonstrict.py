@@ -2,7 +2,7 @@
 takes alike (`tracevis3d.kernels.cpuprofile_scan`): white space, strings (their escapes checked;
 a ``\\u`` escape of a surrogate refused), numbers (RFC 8259's grammar; an integer of at most 18
 digits read), the literals, keys, whole values skipped and checked with an explicit bracket
-stack (`_skip_value`), lists of integers, and the document's bytes: well-formed UTF-8
+stack (`skip_value`), lists of integers, and the document's bytes: well-formed UTF-8
 (`utf8_ok`), control bytes (`control_bytes`).  Anything else is "not taken" (-1), never guessed.
 """
 from __future__ import annotations
@@ -67,7 +67,9 @@ def control_bytes(buf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _ws(buf, i, n):
+def skip_ws(buf, i, n):
+    """The first index >= ``i`` (at most ``n``) that is not JSON white space (space, LF, CR, tab; RFC 8259 section
+    2)."""
     while i < n:
         c = buf[i]
         if c != 32 and c != 10 and c != 13 and c != 9:
@@ -162,7 +164,7 @@ def _string_end(buf, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _string(buf, i, n, strict):
+def scan_string(buf, i, n, strict):
     """The string at ``buf[i]`` (its opening quote): (index after it, has escapes), index -1
     when it is not one this reader takes (`_check_string`)."""
     j, esc = _string_end(buf, i)
@@ -174,7 +176,7 @@ def _string(buf, i, n, strict):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _number(buf, i, n):
+def scan_number(buf, i, n):
     """The JSON number at ``i``: (index after it, kind, value): kind 1 an integer of at most 18
     digits (its value), 2 any other valid number, 0 none (index -1)."""
     j = i
@@ -218,7 +220,7 @@ def _number(buf, i, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _literal(buf, i, n):
+def scan_literal(buf, i, n):
     """The literal ``true``/``false``/``null`` at ``i``: index after it, -1 when none."""
     c = buf[i]
     if c == 116 and i + 4 <= n and buf[i + 1] == 114 and buf[i + 2] == 117 and buf[i + 3] == 101:
@@ -232,24 +234,24 @@ def _literal(buf, i, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _key(buf, i, n, strict):
+def scan_key(buf, i, n, strict):
     """The key at ``i`` (white space skipped) and its colon: (start, end of its body, index
     after the colon and the white space after it); start -1 when there is none or it has an
     escape (handed back: a key spelled with escapes may be one this reader reads)."""
-    i = _ws(buf, i, n)
+    i = skip_ws(buf, i, n)
     if i >= n or buf[i] != 34:
         return np.int64(-1), np.int64(-1), i
-    j, esc = _string(buf, i, n, strict)
+    j, esc = scan_string(buf, i, n, strict)
     if j < 0 or esc:
         return np.int64(-1), np.int64(-1), i
-    k = _ws(buf, j, n)
+    k = skip_ws(buf, j, n)
     if k >= n or buf[k] != 58:
         return np.int64(-1), np.int64(-1), i
-    return i + 1, j - 1, _ws(buf, k + 1, n)
+    return i + 1, j - 1, skip_ws(buf, k + 1, n)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _is(buf, a, b, word):
+def span_is(buf, a, b, word):
     """Whether ``buf[a:b]`` is the bytes ``word``."""
     if b - a != word.shape[0]:
         return False
@@ -260,7 +262,7 @@ def _is(buf, a, b, word):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _skip_value(buf, i, n, strict, stack):
+def skip_value(buf, i, n, strict, stack):
     """Past the JSON value at ``i`` (no white space before it), checked; -1 when it is not valid
     JSON this reader takes (or nests deeper than ``stack`` holds)."""
     sp = 0
@@ -270,11 +272,11 @@ def _skip_value(buf, i, n, strict, stack):
             return np.int64(-1)
         c = buf[i]
         if c == 34:
-            i, _ = _string(buf, i, n, strict)
+            i, _ = scan_string(buf, i, n, strict)
             if i < 0:
                 return np.int64(-1)
         elif c == 45 or 48 <= c <= 57:
-            i, kind, _ = _number(buf, i, n)
+            i, kind, _ = scan_number(buf, i, n)
             if kind == 0:
                 return np.int64(-1)
         elif c == 123 or c == 91:
@@ -282,34 +284,34 @@ def _skip_value(buf, i, n, strict, stack):
                 return np.int64(-1)
             stack[sp] = c
             sp += 1
-            i = _ws(buf, i + 1, n)
+            i = skip_ws(buf, i + 1, n)
             if i < n and buf[i] == c + 2:  # {} or []
                 sp -= 1
                 i += 1
             elif c == 123:
-                a, _, i = _key(buf, i, n, strict)
+                a, _, i = scan_key(buf, i, n, strict)
                 if a < 0:
                     return np.int64(-1)
                 continue
             else:
                 continue
         else:
-            i = _literal(buf, i, n)
+            i = scan_literal(buf, i, n)
             if i < 0:
                 return np.int64(-1)
         # after a value: close what it ends, or a comma and the next value
         while True:
             if sp == 0:
                 return i
-            i = _ws(buf, i, n)
+            i = skip_ws(buf, i, n)
             if i >= n:
                 return np.int64(-1)
             c = buf[i]
             top = stack[sp - 1]
             if c == 44:
-                i = _ws(buf, i + 1, n)
+                i = skip_ws(buf, i + 1, n)
                 if top == 123:
-                    a, _, i = _key(buf, i, n, strict)
+                    a, _, i = scan_key(buf, i, n, strict)
                     if a < 0:
                         return np.int64(-1)
                 break
@@ -321,36 +323,36 @@ def _skip_value(buf, i, n, strict, stack):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _after_item(buf, i, n, close):
+def after_item(buf, i, n, close):
     """After an item of an object or array: (index of the next item, or of the byte after the
     ``close`` bracket; 1 more item, 0 the end, -1 an error)."""
-    i = _ws(buf, i, n)
+    i = skip_ws(buf, i, n)
     if i < n and buf[i] == 44:
-        return _ws(buf, i + 1, n), 1
+        return skip_ws(buf, i + 1, n), 1
     if i < n and buf[i] == close:
         return i + 1, 0
     return i, -1
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _int_list(buf, i, n, out, m):
+def int_list(buf, i, n, out, m):
     """The JSON array of integers (of at most 18 digits) at ``i`` appended to ``out`` from ``m``:
     (index after it, count); index -1 when it is not one, -2 when ``out`` is full (the caller
     grows it and reads the array again)."""
     if i >= n or buf[i] != 91:
         return np.int64(-1), m
-    i = _ws(buf, i + 1, n)
+    i = skip_ws(buf, i + 1, n)
     if i < n and buf[i] == 93:
         return i + 1, m
     while True:
-        j, kind, v = _number(buf, i, n)
+        j, kind, v = scan_number(buf, i, n)
         if kind != 1:
             return np.int64(-1), m
         if m == out.shape[0]:
             return np.int64(-2), m
         out[m] = v
         m += 1
-        i, more = _after_item(buf, j, n, 93)
+        i, more = after_item(buf, j, n, 93)
         if more < 0:
             return np.int64(-1), m
         if more == 0:

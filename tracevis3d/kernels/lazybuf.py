@@ -2,7 +2,7 @@
 
 Pages become resident only when written, the mapping reserves no swap
 (``MAP_NORESERVE``), and the unused tail can be given back to the OS while the front
-stays in use (`_release_after`), or any range once read (`_release_range`).  Used for the
+stays in use (`release_after`), or any range once read (`release_range`).  Used for the
 tree join's match buffers (`setjoin_tree`), which are sized for the most a chunk can write,
 far more than is ever written, and compacted in place chunk by chunk.
 """
@@ -24,10 +24,10 @@ def _noreserve_flag() -> int:
     return 0
 
 
-def _lazy_empty(n, dtype):
+def lazy_empty(n, dtype):
     """(array, mapping): an uninitialised array of n items on its own anonymous
     mapping, so pages become resident only when written and the unused tail
-    can be given back (`_release_after`) while the front stays in use.
+    can be given back (`release_after`) while the front stays in use.
 
     The mapping reserves no swap (``MAP_NORESERVE``): it is sized for the most a chunk can
     write, far more than is ever written, and Linux's default overcommit heuristic refuses
@@ -49,7 +49,7 @@ def _lazy_empty(n, dtype):
     return np.frombuffer(mm, dtype, count=int(n)), mm
 
 
-def _release_after(mm, n_bytes):
+def release_after(mm, n_bytes):
     """Give the pages of mapping ``mm`` beyond its first n_bytes back to the OS."""
     if not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
         return
@@ -58,7 +58,7 @@ def _release_after(mm, n_bytes):
         mm.madvise(mmap.MADV_DONTNEED, start, len(mm) - start)
 
 
-def _release_range(mm, lo_bytes, hi_bytes):
+def release_range(mm, lo_bytes, hi_bytes):
     """Give the whole pages of mapping ``mm`` inside bytes [lo_bytes, hi_bytes) back to the
     OS (the partial pages at either end stay); later writes there find zeroed pages."""
     if not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):

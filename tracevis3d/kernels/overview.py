@@ -18,7 +18,8 @@ from .setjoin import overlap_similarity
 
 
 @njit(cache=True, nogil=True)
-def _bin_of(t, t0, width, n_bins):
+def bin_of(t, t0, width, n_bins):
+    """The bin of time ``t``: floor((t - t0) / width) clamped to [0, n_bins); bin 0 when ``width`` <= 0."""
     b = int((t - t0) / width) if width > 0 else 0
     if b < 0:
         b = 0
@@ -58,7 +59,7 @@ def _first_true(a, lo, hi, v, tol, mode):
 
 
 @njit(cache=True, nogil=True)
-def _gallop_up(a, lo, hi, v, tol, mode):
+def gallop_up(a, lo, hi, v, tol, mode):
     """`_first_true` over [lo, hi), probing lo, lo+1, lo+3, lo+7, ... first:
     O(log distance) when the answer is near lo."""
     if lo >= hi or _test(a[lo], v, tol, mode):
@@ -110,23 +111,23 @@ def _add_point(diff, k, e, a, l, c, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u):
+def viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u):
     """A small-side call at time t as the viewer: (earlier, aligned, later, c, d) of its
     partners on the large side ``large_t[l0:l1]`` (``mid``: the first x >= t), see
-    `_sweep_pair`; δ's terms c, d weighted by ``u``."""
+    `sweep_pair`; δ's terms c, d weighted by ``u``."""
     e1 = _gallop_down(large_t, l0, mid, t - tol_small, 0.0, 0)
-    e2 = _gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
+    e2 = gallop_up(large_t, mid, l1, t + tol_small, 0.0, 1)
     return (s * (e1 - l0), s * (e2 - e1), s * (l1 - e2), u * ((mid - l0) - (l1 - mid)),
             u * ((csum_large[l1] - csum_large[mid]) - (csum_large[mid] - csum_large[l0])))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u):
+def partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u):
     """A small-side call at time t as a partner of the large side's calls: its step
-    entries in ``diff_large`` (see `_sweep_pair`), less the two segment ends' per-call
+    entries in ``diff_large`` (see `sweep_pair`), less the two segment ends' per-call
     constants, which the caller writes once; δ's entries weighted by ``u``."""
     h2 = _gallop_down(large_t, l0, mid, t, tol_large, 3)      # x + tol >= t
-    h1 = _gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
+    h1 = gallop_up(large_t, mid, l1, t, tol_large, 2)        # x - tol > t
     k = h2 + o_large                                          # later -> aligned
     diff_large[k, 1] += s
     diff_large[k, 2] -= s
@@ -141,9 +142,9 @@ def _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _segment_ends(l0, l1, o_large, s, n, diff_large, u):
+def segment_ends(l0, l1, o_large, s, n, diff_large, u):
     """The entries at the large segment's two ends that every one of ``n`` small-side calls
-    adds alike (see `_sweep_pair`), written once; δ's weighted by ``u``."""
+    adds alike (see `sweep_pair`), written once; δ's weighted by ``u``."""
     lo_slot = l0 + o_large
     hi_slot = l1 + o_large
     diff_large[lo_slot, 2] += s * n
@@ -162,9 +163,9 @@ def _call_unit(key, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
+def sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                  diff_small, diff_large, u, pc, key):
-    """The loop of `_sweep_pair` over the small side's calls, each with relations weighted
+    """The loop of `sweep_pair` over the small side's calls, each with relations weighted
     ``s`` and δ terms ``u``; with ``pc`` < 1 only the calls with `_call_unit`(``key``, i) < pc
     (`overview_rows.sweep_pair_sampled`), pc = 1: all of them."""
     mid = l0
@@ -173,16 +174,16 @@ def _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large,
         if pc < 1.0 and _call_unit(key, i) >= pc:
             continue
         t = small_t[i]
-        mid = _gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
-        e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u)
+        mid = gallop_up(large_t, mid, l1, t, 0.0, 0)             # first x >= t
+        e, a, la, c, d = viewer_point(large_t, l0, l1, mid, t, tol_small, s, csum_large, u)
         _add_point(diff_small, i + o_small, e, a, la, c, d)
-        _partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u)
+        partner_steps(large_t, l0, l1, mid, o_large, t, tol_large, s, diff_large, u)
         kept += 1
-    _segment_ends(l0, l1, o_large, s, kept, diff_large, u)
+    segment_ends(l0, l1, o_large, s, kept, diff_large, u)
 
 
 @njit(cache=True, nogil=True)
-def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
+def sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
                 tol_large, diff_small, diff_large, u):
     """All call pairs of one class pair, iterating the side with fewer calls
     (both sides' times sorted, so each search starts where the last one ended).
@@ -203,32 +204,32 @@ def _sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
     Viewer delta = t_viewer · c + d.  ``u`` weighs δ's terms as ``s`` weighs the relations'
     (1: every call pair once; a sampled pair's 1/p, `setjoin_window.sample_positions`).
     """
-    _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
+    sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                  diff_small, diff_large, u, 1.0, np.uint64(0))
 
 
 @njit(cache=True, nogil=True)
 def _sweep_one(x, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large, one, diff_large):
-    """`_sweep_pair` for a small side of ONE call (time x, a one-call class of B against
+    """`sweep_pair` for a small side of ONE call (time x, a one-call class of B against
     the l1 − l0 > 1 calls of an A class): the same searches and float expressions, but the
     viewer's point (earlier, aligned, later, c, d) is added to the class's compact row
     ``one`` (5 entries: `_overview_prepare`'s ``one_b[p, q]``, put in the difference array
     once by `_overview_finish`) instead of the large difference array, so the pair touches a
     small, cached array (the bars change by rounding only: the same terms, summed in another
     order)."""
-    mid = _gallop_up(large_t, l0, l1, x, 0.0, 0)
-    e, a, la, c, d = _viewer_point(large_t, l0, l1, mid, x, tol_small, s, csum_large, 1.0)
+    mid = gallop_up(large_t, l0, l1, x, 0.0, 0)
+    e, a, la, c, d = viewer_point(large_t, l0, l1, mid, x, tol_small, s, csum_large, 1.0)
     one[0] += e
     one[1] += a
     one[2] += la
     one[3] += c
     one[4] += d
-    _partner_steps(large_t, l0, l1, mid, o_large, x, tol_large, s, diff_large, 1.0)
-    _segment_ends(l0, l1, o_large, s, 1, diff_large, 1.0)
+    partner_steps(large_t, l0, l1, mid, o_large, x, tol_large, s, diff_large, 1.0)
+    segment_ends(l0, l1, o_large, s, 1, diff_large, 1.0)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _bin_raw(diff, ptr, time, t0, span, n_bins):
+def bin_raw(diff, ptr, time, t0, span, n_bins):
     """Per call: the prefix sum of the difference array over its class segment (slot = position
     + row; every step lies in one segment, so rounding never leaks across classes); then into
     its bin: (earlier, aligned, later) += the running sums, δ += t·c + d.  Returns the
@@ -244,7 +245,7 @@ def _bin_raw(diff, ptr, time, t0, span, n_bins):
                 for x in range(5):
                     run[x] += diff[i + r, x]
                 t = time[i]
-                b = _bin_of(t, t0, width, n_bins)
+                b = bin_of(t, t0, width, n_bins)
                 acc[ch, b, 0] += run[0]
                 acc[ch, b, 1] += run[1]
                 acc[ch, b, 2] += run[2]
@@ -258,7 +259,7 @@ def _bin_raw(diff, ptr, time, t0, span, n_bins):
 
 
 @njit(cache=True, nogil=True)
-def _clean_bars(acc, min_weight):
+def clean_bars(acc, min_weight):
     """(bars (n_bins, 3) = aligned, earlier, later; delta) from binned sums (earlier, aligned,
     later, δ).  Every nonzero bar is a sum of similarities > ``min_weight`` (= τ), so a bar
     below min_weight / 2 is rounding residue of the difference arrays and is set to exactly 0;
@@ -281,8 +282,8 @@ def _clean_bars(acc, min_weight):
 
 @njit(cache=True, nogil=True)
 def _bin_accumulated(diff, ptr, time, t0, span, n_bins, min_weight):
-    """`_bin_raw` then `_clean_bars`: (bars (n_bins, 3) aligned / earlier / later, delta)."""
-    return _clean_bars(_bin_raw(diff, ptr, time, t0, span, n_bins), min_weight)
+    """`bin_raw` then `clean_bars`: (bars (n_bins, 3) aligned / earlier / later, delta)."""
+    return clean_bars(bin_raw(diff, ptr, time, t0, span, n_bins), min_weight)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -364,8 +365,8 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                 continue
             if f1 - f0 == 1:
                 # one call of A against one call of B: one relation each way,
-                # the same float expressions as `_sweep_pair`; against more calls of B,
-                # `_sweep_pair` at once (one pass over the row's pairs)
+                # the same float expressions as `sweep_pair`; against more calls of B,
+                # `sweep_pair` at once (one pass over the row's pairs)
                 t = time_a[f0]
                 lo_t = t - tol_a
                 hi_t = t + tol_a
@@ -379,7 +380,7 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                     x = t1_b[q]
                     s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                     if x != x:                 # NaN: B's class has more calls: sweep them
-                        _sweep_pair(time_a, f0, f1, r, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s,
+                        sweep_pair(time_a, f0, f1, r, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s,
                                     tol_a, tol_b, diff_a, db, 1.0)
                         continue
                     # branch-free (on real times these relations are coin flips): adding
@@ -404,12 +405,12 @@ def _overview_blocks(pair_ptr, pair_row, pair_inter, rows, size_a, size_b, ptr_a
                     continue
                 s = overlap_similarity(pair_inter[j], size_a[r], size_b[q])
                 if f1 - f0 <= g1 - g0:
-                    _sweep_pair(time_a, f0, f1, r, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
+                    sweep_pair(time_a, f0, f1, r, time_b, g0, g1, q, csum_b, s, tol_a, tol_b,
                                 diff_a, db, 1.0)
                 elif g1 - g0 == 1:
                     _sweep_one(time_b[g0], time_a, f0, f1, r, csum_a, s, tol_b, tol_a, o1[q], diff_a)
                 else:
-                    _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
+                    sweep_pair(time_b, g0, g1, q, time_a, f0, f1, r, csum_a, s, tol_b, tol_a,
                                 db, diff_a, 1.0)
 
 
@@ -444,7 +445,7 @@ def overview_bars_both(pair_ptr, pair_row, pair_inter, size_a, size_b, ptr_a, ti
     (``pair_row`` = B row, overlaps ``pair_inter``), so no transposed copy is
     needed.  For each class pair the calls of the side with fewer calls are
     iterated against the other side's sorted start times
-    (``time_a[ptr_a[r]:ptr_a[r+1]]`` for A row r, likewise B) by `_sweep_pair`:
+    (``time_a[ptr_a[r]:ptr_a[r+1]]`` for A row r, likewise B) by `sweep_pair`:
     O(min(n_f, n_g) · log) per pair, never the product.  A's rows are cut into
     ``n_parts`` contiguous ranges of about equal estimated work, run in
     parallel: A's accumulators are disjoint between parts (rows are), B's are

@@ -9,14 +9,14 @@ and δ_n = Σ |t(f) − t(g)|.  Here the class pairs of one A class (row r: its 
 sorted, its matched B classes q with similarities s) are added while the join has them in
 cache (`setjoin_fused`), never written to memory:
 - A's side is finished within the row: the row's calls get a local difference array (the
-  sweeps' step entries, `overview._sweep_pair`, at slots relative to the row), prefix-summed
+  sweeps' step entries, `overview.sweep_pair`, at slots relative to the row), prefix-summed
   and binned when the row ends (``bins_a``: per bin earlier, aligned, later, δ);
 - a one-call class of B adds its viewer sums straight to its call's bin (``bins_b1``, a few
   kilobytes, instead of a per-class row of accumulators);
 - a class of B with several calls gets the sweeps' step entries in ``diff_b`` (one slot per
   call plus one per class, as `overview._overview_prepare` lays them out), binned at the end.
 Per pair the float expressions are those of `overview._overview_blocks` (the one-call
-relations, `_sweep_pair`, `_viewer_point`, `_partner_steps`); only the order in which the
+relations, `sweep_pair`, `viewer_point`, `partner_steps`); only the order in which the
 per-call sums are added into the bars differs, so the bars agree to rounding.  All
 accumulators are per PART (fixed, not per thread) and added in part order: deterministic for
 any thread count.  The parts are the join's parts of A's rows, each with its own ``diff_b``,
@@ -27,14 +27,14 @@ import numpy as np
 from numba import njit
 
 from .gamma import splitmix64
-from .overview import _bin_of, _bin_raw, _clean_bars, _gallop_up, _partner_steps, _segment_ends, _sweep_calls, \
-    _sweep_pair, _viewer_point
+from .overview import bin_of, bin_raw, clean_bars, gallop_up, partner_steps, segment_ends, sweep_calls, \
+    sweep_pair, viewer_point
 
 
 @njit(cache=True, nogil=True)
 def overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins):
     """What `row_overview` reads: prefix sums of each side's times (in class-and-time order),
-    the bin of every call of A (`overview._bin_of`: interval width span / n_bins), and per
+    the bin of every call of A (`overview.bin_of`: interval width span / n_bins), and per
     class of B with ONE call its time and bin (NaN and −1 for the others).
     Returns (csum_a, bin_a, csum_b, x1_b, bin1_b)."""
     n_a = time_a.shape[0]
@@ -44,7 +44,7 @@ def overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins)
     width_a = span_a / n_bins
     for i in range(n_a):
         csum_a[i + 1] = csum_a[i] + time_a[i]
-        bin_a[i] = _bin_of(time_a[i], 0.0, width_a, n_bins)
+        bin_a[i] = bin_of(time_a[i], 0.0, width_a, n_bins)
     csum_b = np.zeros(n_b + 1, np.float64)
     for i in range(n_b):
         csum_b[i + 1] = csum_b[i] + time_b[i]
@@ -55,7 +55,7 @@ def overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins)
     for q in range(n_rows_b):
         if ptr_b[q + 1] - ptr_b[q] == 1:
             x1_b[q] = time_b[ptr_b[q]]
-            bin1_b[q] = _bin_of(x1_b[q], 0.0, width_b, n_bins)
+            bin1_b[q] = bin_of(x1_b[q], 0.0, width_b, n_bins)
     return csum_a, bin_a, csum_b, x1_b, bin1_b
 
 
@@ -98,14 +98,14 @@ ROW_SALT, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
 @njit(cache=True, nogil=True)
 def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                        diff_small, diff_large, pc, key):
-    """`overview._sweep_pair` over a threshold sample of the small side's calls: call i is
+    """`overview.sweep_pair` over a threshold sample of the small side's calls: call i is
     swept iff `overview._call_unit`(``key``, i) < ``pc`` and then weighs 1 / ``pc`` (its relations s / pc,
     its δ terms 1 / pc), so every bar and δ it feeds is a Horvitz-Thompson estimate of the
     whole pair's.  For a class pair certain in the sample (w = m·g ≥ θ, m ≤ g calls)
     whose small side's calls each stand for g < θ call pairs: pc = g / θ (each call kept as a
     match of g call pairs would be), so a heavy pair costs ~pc · m searches instead of m."""
     w = 1.0 / pc
-    _sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s * w, tol_small, tol_large,
+    sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s * w, tol_small, tol_large,
                  diff_small, diff_large, w, pc, key)
 
 
@@ -124,11 +124,11 @@ def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, p
     Viewer call at t, partner at x: earlier x < t − tol, later x > t + tol, aligned otherwise
     (tol of the viewer's trace); δ += |t − x| (Eq. 4).  One call of A against one call of B:
     both relations directly (A's sums in registers, B's into its call's bin of ``bins_b1``);
-    against more calls on either side, `overview._sweep_pair` iterates the side with fewer
+    against more calls on either side, `overview.sweep_pair` iterates the side with fewer
     calls over the other's sorted times (step entries in ``loc`` for A, at slots relative to
     the row, and in ``diff_b`` for B); a one-call B class against several A calls adds its
-    viewer sums (`overview._viewer_point`) to its bin and its steps to ``loc``
-    (`overview._partner_steps`).  ``loc`` (≥ calls of the row + 1 rows of 5) is scratch:
+    viewer sums (`overview.viewer_point`) to its bin and its steps to ``loc``
+    (`overview.partner_steps`).  ``loc`` (≥ calls of the row + 1 rows of 5) is scratch:
     the row's calls are binned into ``bins_a`` (earlier, aligned, later, δ) before returning."""
     f0 = ptr_a[r]
     f1 = ptr_a[r + 1]
@@ -151,7 +151,7 @@ def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, p
             u = mu[j]
             x = x1_b[q]
             if x != x:                 # NaN: B's class has more calls: sweep them
-                _sweep_pair(time_a, f0, f1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s, tol_a, tol_b,
+                sweep_pair(time_a, f0, f1, -f0, time_b, ptr_b[q], ptr_b[q + 1], q, csum_b, s, tol_a, tol_b,
                             loc, diff_b, u)
                 continue
             # branch-free (on real times these relations are coin flips), as `_overview_blocks`
@@ -189,20 +189,20 @@ def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, p
                     sweep_pair_sampled(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc,
                                        pc, key)
             elif m <= g1 - g0:
-                _sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b, u)
+                sweep_pair(time_a, f0, f1, -f0, time_b, g0, g1, q, csum_b, s, tol_a, tol_b, loc, diff_b, u)
             elif g1 - g0 == 1:
                 x = time_b[g0]
-                mid = _gallop_up(time_a, f0, f1, x, 0.0, 0)
-                e, a, la, c, d = _viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a, u)
+                mid = gallop_up(time_a, f0, f1, x, 0.0, 0)
+                e, a, la, c, d = viewer_point(time_a, f0, f1, mid, x, tol_b, s, csum_a, u)
                 bq = bin1_b[q]
                 bins_b1[bq, 0] += e
                 bins_b1[bq, 1] += a
                 bins_b1[bq, 2] += la
                 bins_b1[bq, 3] += x * c + d
-                _partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc, u)
-                _segment_ends(f0, f1, -f0, s, 1, loc, u)
+                partner_steps(time_a, f0, f1, mid, -f0, x, tol_a, s, loc, u)
+                segment_ends(f0, f1, -f0, s, 1, loc, u)
             else:
-                _sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc, u)
+                sweep_pair(time_b, g0, g1, q, time_a, f0, f1, -f0, csum_a, s, tol_b, tol_a, diff_b, loc, u)
     _bin_row(loc, m, time_a, bin_a, f0, bins_a)
 
 
@@ -220,7 +220,7 @@ def overview_rows_finish(bins_a, bins_b1, diff_b, ptr_b, time_b, span_b, n_bins,
     total = diff_b[0]
     for p in range(1, len(diff_b)):
         total += diff_b[p]
-    acc_b += _bin_raw(total, ptr_b, time_b, 0.0, span_b, int(n_bins))
-    bars_a, delta_a = _clean_bars(acc_a, tau)
-    bars_b, delta_b = _clean_bars(acc_b, tau)
+    acc_b += bin_raw(total, ptr_b, time_b, 0.0, span_b, int(n_bins))
+    bars_a, delta_a = clean_bars(acc_a, tau)
+    bars_b, delta_b = clean_bars(acc_b, tau)
     return bars_a, delta_a, bars_b, delta_b

@@ -19,7 +19,7 @@ the same class when their subtrees agree on their first d levels below them.
 import numpy as np
 from numba import njit
 
-from .gamma import _find_key, _key_table, _store_new_key, keyed_start, keyed_step
+from .gamma import find_key, key_table, store_new_key, keyed_start, keyed_step
 
 
 @njit(cache=True, nogil=True)
@@ -30,7 +30,7 @@ def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs
     keyed chain from ``seed`` (`gamma.process_hash_seed`) and hits verified key by key.  Returns ``(cls, n_classes)``."""
     n = func.shape[0]
     cls = np.empty(n, np.int32)
-    table, tmask, hashes, kptr, keys, buf = _key_table(n)
+    table, tmask, hashes, kptr, keys, buf = key_table(n)
     n_keys = 0
     n_cls = 0
     for i in range(n - 1, -1, -1):
@@ -53,10 +53,10 @@ def relaxed_classes(func, end_index, prev, use_prev, ignore_order, collapse_runs
         h = keyed_start(buf[0], seed)
         for j in range(1, m):
             h = keyed_step(h, buf[j])
-        slot, found = _find_key(table, tmask, hashes, kptr, keys, h, buf, m)
+        slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_cls
-            keys, n_keys = _store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
+            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_cls += 1
         cls[i] = found
     return cls, n_cls

@@ -1,8 +1,8 @@
 """The lines of ``perf script`` text, for `tracevis3d.kernels.perf_scan`: where a line ends
-(`_line_end`), an event line's fields (`perf_header`), a frame line's symbol and dso
-(`perf_frame`; ``(inlined)`` frames: `_is_inlined`, `_address`), the frame lines of an event and
-a hash of its callers' lines (`_block`), a frame interned (`_intern_frame`: keyed hash, every hit
-compared byte by byte with a packed copy, `textscan._to_arena`).  The line readers neither make
+(`line_end`), an event line's fields (`perf_header`), a frame line's symbol and dso
+(`perf_frame`; ``(inlined)`` frames: `is_inlined`, `parse_address`), the frame lines of an event and
+a hash of its callers' lines (`block`), a frame interned (`intern_frame`: keyed hash, every hit
+compared byte by byte with a packed copy, `textscan.to_arena`).  The line readers neither make
 arrays nor count references (``_nrt=False``; their hashing and comparing inlined:
 `inline_bytes`): a call that counts them costs two atomic operations per array.
 """
@@ -13,11 +13,11 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .inline_bytes import hash_bytes, same_as_arena
-from .textscan import _K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash, _to_arena, either_mask32, load_u64
+from .textscan import K1, K2, grow_i64, grow_u64, mix64, rehash, to_arena, either_mask32, load_u64
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _line_end(buf, j, hi):
+def line_end(buf, j, hi):
     """The index of the first ``\\n`` at or after ``j`` (``hi`` when there is none)."""
     while j + 32 <= hi:
         bits = either_mask32(buf, j, np.uint8(10), np.uint8(10))
@@ -30,12 +30,14 @@ def _line_end(buf, j, hi):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _is_ws(c):
+def is_ws(c):
+    """Whether byte ``c`` is a space, a tab or a CR (white space within a perf script line)."""
     return c == 32 or c == 9 or c == 13
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _is_hex(c):
+def is_hex(c):
+    """Whether byte ``c`` is an ASCII hex digit (0-9, a-f, A-F)."""
     return (48 <= c <= 57) or (97 <= c <= 102) or (65 <= c <= 70)
 
 
@@ -46,16 +48,16 @@ def perf_frame(buf, a, e):
     Returns (symbol start, symbol end, dso start, dso end), or (-1, -1, -1, -1) when it is
     not one.  The dso is the last parenthesised group preceded by white space (its
     parentheses balanced: ``(/tmp/x (deleted))``); a line without one has dso ``(a, a)``."""
-    while a < e and _is_ws(buf[a]):
+    while a < e and is_ws(buf[a]):
         a += 1
-    while e > a and _is_ws(buf[e - 1]):
+    while e > a and is_ws(buf[e - 1]):
         e -= 1
     x = a
-    while x < e and _is_hex(buf[x]):
+    while x < e and is_hex(buf[x]):
         x += 1
-    if x == a or x == e or not _is_ws(buf[x]):
+    if x == a or x == e or not is_ws(buf[x]):
         return -1, -1, -1, -1
-    while x < e and _is_ws(buf[x]):
+    while x < e and is_ws(buf[x]):
         x += 1
     s0 = x
     s1 = e
@@ -73,15 +75,15 @@ def perf_frame(buf, a, e):
                 if depth == 0:
                     break
             y -= 1
-        if y >= s0 and depth == 0 and (y == s0 or _is_ws(buf[y - 1])):
+        if y >= s0 and depth == 0 and (y == s0 or is_ws(buf[y - 1])):
             d0 = y + 1
             d1 = e - 1
             s1 = y
-            while s1 > s0 and _is_ws(buf[s1 - 1]):
+            while s1 > s0 and is_ws(buf[s1 - 1]):
                 s1 -= 1
     # a trailing +0x<hex> offset
     y = s1
-    while y > s0 and _is_hex(buf[y - 1]):
+    while y > s0 and is_hex(buf[y - 1]):
         y -= 1
     if y < s1 and y - 3 >= s0 and buf[y - 1] == 120 and buf[y - 2] == 48 and buf[y - 3] == 43:  # +0x
         s1 = y - 3
@@ -106,12 +108,12 @@ def perf_header(buf, p, e):
     pprev1 = -1
     first = True
     while x < e:
-        while x < e and _is_ws(buf[x]):
+        while x < e and is_ws(buf[x]):
             x += 1
         if x >= e:
             break
         y = x
-        while y < e and not _is_ws(buf[y]):
+        while y < e and not is_ws(buf[y]):
             y += 1
         if not first:
             # time?
@@ -171,15 +173,15 @@ def perf_header(buf, p, e):
             comm_end = i0
         else:
             comm_end = i1
-        while comm_end > p and _is_ws(buf[comm_end - 1]):
+        while comm_end > p and is_ws(buf[comm_end - 1]):
             comm_end -= 1
     # the event: the first token after the time ending with ':'
     x = t1
     while x < e:
-        while x < e and _is_ws(buf[x]):
+        while x < e and is_ws(buf[x]):
             x += 1
         y = x
-        while y < e and not _is_ws(buf[y]):
+        while y < e and not is_ws(buf[y]):
             y += 1
         if y > x and buf[y - 1] == 58:
             return comm_end, pid, tid, True, x, y - 1, y
@@ -190,7 +192,7 @@ def perf_header(buf, p, e):
 @njit(cache=True, nogil=True, _nrt=False)
 def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0, d1):
     """Probe ``table`` for the frame (``buf[s0:s1]``, ``buf[d0:d1]``) among frames whose symbol
-    and dso bytes are kept one after the other in ``arena`` (`_to_arena`) from ``a_off``; a
+    and dso bytes are kept one after the other in ``arena`` (`to_arena`) from ``a_off``; a
     frame's spans in the file are (k0, k1) and (k2, k3).  Returns (slot, id or -1, probes)."""
     mask = np.uint64(table.shape[0] - 1)
     slot = h & mask
@@ -209,23 +211,23 @@ def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0,
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
+def intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
                   nf, f_table):
     """The id of frame (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``), added (first seen on line
     ``lineno``) when new.  Returns (id, probes, then the frame table's arrays, arena, its bytes
     used, count and hash table: grown ones are new arrays)."""
-    h = _mix64(hash_bytes(buf, s0, s1, basis) ^ (hash_bytes(buf, d0, d1, basis) * _K2))
+    h = mix64(hash_bytes(buf, s0, s1, basis) ^ (hash_bytes(buf, d0, d1, basis) * K2))
     slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
     if fid < 0:
         if nf == f_s0.shape[0]:
-            f_s0 = _grow_i64(f_s0, nf + 1)
-            f_s1 = _grow_i64(f_s1, nf + 1)
-            f_d0 = _grow_i64(f_d0, nf + 1)
-            f_d1 = _grow_i64(f_d1, nf + 1)
-            f_line = _grow_i64(f_line, nf + 1)
-            f_hash = _grow_u64(f_hash, nf + 1)
-            f_aoff = _grow_i64(f_aoff, nf + 1)
-        arena = _to_arena(arena, a_used, buf, s0, s1, d0, d1)
+            f_s0 = grow_i64(f_s0, nf + 1)
+            f_s1 = grow_i64(f_s1, nf + 1)
+            f_d0 = grow_i64(f_d0, nf + 1)
+            f_d1 = grow_i64(f_d1, nf + 1)
+            f_line = grow_i64(f_line, nf + 1)
+            f_hash = grow_u64(f_hash, nf + 1)
+            f_aoff = grow_i64(f_aoff, nf + 1)
+        arena = to_arena(arena, a_used, buf, s0, s1, d0, d1)
         f_aoff[nf] = a_used
         a_used += (s1 - s0) + (d1 - d0)
         f_s0[nf] = s0
@@ -238,7 +240,7 @@ def _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_
         fid = nf
         nf += 1
         if 2 * nf > f_table.shape[0]:
-            f_table = _rehash(f_hash, nf)
+            f_table = rehash(f_hash, nf)
     return fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
 
 
@@ -246,7 +248,7 @@ _INLINED = np.frombuffer(b"inlined", np.uint8)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _is_inlined(buf, d0, d1):
+def is_inlined(buf, d0, d1):
     """Whether the dso span ``buf[d0:d1]`` is perf's ``inlined`` mark: ``perf script --inline``
     writes a frame inlined into the next one as ``addr sym+off (inlined)``, with no dso."""
     if d1 - d0 != 7:
@@ -258,18 +260,18 @@ def _is_inlined(buf, d0, d1):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _address(buf, p, e):
+def parse_address(buf, p, e):
     """The span of a frame line's address (its first token, after white space)."""
-    while p < e and _is_ws(buf[p]):
+    while p < e and is_ws(buf[p]):
         p += 1
     a = p
-    while p < e and _is_hex(buf[p]):
+    while p < e and is_hex(buf[p]):
         p += 1
     return a, p
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _block(buf, pos, hi, basis):
+def block(buf, pos, hi, basis):
     """The frame lines from ``pos`` on (lines opening with white space and not blank): (how
     many, the end of the first, where the line after them starts, whether that line ends the
     event: a blank line, an event line or the end, not a comment, which the scan reads past;
@@ -280,12 +282,12 @@ def _block(buf, pos, hi, basis):
     first_end = np.int64(-1)
     h = basis
     while q < hi:
-        e = _line_end(buf, q, hi)
-        if q >= e or not _is_ws(buf[q]):
+        e = line_end(buf, q, hi)
+        if q >= e or not is_ws(buf[q]):
             break
         blank = True
         for x in range(q, e):
-            if not _is_ws(buf[x]):
+            if not is_ws(buf[x]):
                 blank = False
                 break
         if blank:
@@ -294,8 +296,8 @@ def _block(buf, pos, hi, basis):
         if n == 1:
             first_end = e
         elif q + 16 <= buf.shape[0] and e - q >= 16:
-            h = _mix64(h ^ load_u64(buf, q) ^ (load_u64(buf, q + 8) * _K1) ^ np.uint64(e - q))
+            h = mix64(h ^ load_u64(buf, q) ^ (load_u64(buf, q + 8) * K1) ^ np.uint64(e - q))
         else:
-            h = _mix64(h ^ hash_bytes(buf, q, e, basis))
+            h = mix64(h ^ hash_bytes(buf, q, e, basis))
         q = e + 1
     return n, first_end, q, q >= hi or buf[q] != 35, h

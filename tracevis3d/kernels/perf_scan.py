@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .perf_lines import (_address, _block, _intern_frame, _is_hex, _is_inlined, _is_ws, _line_end,  # noqa: F401
+from .perf_lines import (parse_address, block, intern_frame, is_hex, is_inlined, is_ws, line_end,  # noqa: F401
                          perf_frame, perf_header)
 from .inline_bytes import hash_bytes, same_as_arena
-from .textscan import FLOODED, OK, _FNV_BASIS, _K1, _K2, _grow_i64, _grow_u64, _mix64, _rehash  # noqa: F401
+from .textscan import FLOODED, OK, FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, rehash  # noqa: F401
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -26,15 +26,15 @@ def _stack_leaf(chain, nc, top, cur_thread, basis, prev_ids, prev_nodes, prev_n,
         while reuse < nc - top and reuse < prev_n and chain[nc - 1 - reuse] == prev_ids[reuse]:
             reuse += 1
     if nc - top > prev_ids.shape[0]:
-        prev_ids = _grow_i64(prev_ids, nc - top)
-        prev_nodes = _grow_i64(prev_nodes, nc - top)
+        prev_ids = grow_i64(prev_ids, nc - top)
+        prev_nodes = grow_i64(prev_nodes, nc - top)
     parent = prev_nodes[reuse - 1] if reuse > 0 else np.int64(-1)
     lookups = 0
     probes = 0
     for a in range(nc - 1 - reuse, top - 1, -1):
         fid = chain[a]
         lookups += 1
-        nh = _mix64((np.uint64(parent + 2) * _K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * _K2))
+        nh = mix64((np.uint64(parent + 2) * K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * K2))
         mask = np.uint64(n_table.shape[0] - 1)
         slot = nh & mask
         node = np.int64(-1)
@@ -49,10 +49,10 @@ def _stack_leaf(chain, nc, top, cur_thread, basis, prev_ids, prev_nodes, prev_n,
             slot = (slot + np.uint64(1)) & mask
         if node < 0:
             if nn == n_parent.shape[0]:
-                n_parent = _grow_i64(n_parent, nn + 1)
-                n_frame = _grow_i64(n_frame, nn + 1)
-                n_thread = _grow_i64(n_thread, nn + 1)
-                n_hash = _grow_u64(n_hash, nn + 1)
+                n_parent = grow_i64(n_parent, nn + 1)
+                n_frame = grow_i64(n_frame, nn + 1)
+                n_thread = grow_i64(n_thread, nn + 1)
+                n_hash = grow_u64(n_hash, nn + 1)
             n_parent[nn] = parent
             n_frame[nn] = fid
             n_thread[nn] = cur_thread
@@ -61,7 +61,7 @@ def _stack_leaf(chain, nc, top, cur_thread, basis, prev_ids, prev_nodes, prev_n,
             node = nn
             nn += 1
             if 2 * nn > n_table.shape[0]:
-                n_table = _rehash(n_hash, nn)
+                n_table = rehash(n_hash, nn)
         parent = node
         prev_ids[nc - 1 - a] = fid
         prev_nodes[nc - 1 - a] = node
@@ -79,8 +79,8 @@ def _event_id(buf, ev0, ev1, e_0, e_1, e_cnt, ne):
             break
     if eid < 0:
         if ne == e_0.shape[0]:
-            e_0 = _grow_i64(e_0, ne + 1)
-            e_1 = _grow_i64(e_1, ne + 1)
+            e_0 = grow_i64(e_0, ne + 1)
+            e_1 = grow_i64(e_1, ne + 1)
             c2 = np.zeros(2 * ne, np.int64)
             c2[:ne] = e_cnt
             e_cnt = c2
@@ -112,7 +112,7 @@ def _is_wanted(buf, ev0, ev1, want):
 def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table):
     """The id of thread (comm ``buf[p:comm_end]``, pid, tid), added when new.  Returns (id,
     probes, then the threads' arrays, count and hash table)."""
-    th = _mix64(hash_bytes(buf, p, comm_end, basis) ^ (np.uint64(pid + 1) * _K1) ^ (np.uint64(tid + 1) * _K2))
+    th = mix64(hash_bytes(buf, p, comm_end, basis) ^ (np.uint64(pid + 1) * K1) ^ (np.uint64(tid + 1) * K2))
     mask = np.uint64(t_table.shape[0] - 1)
     slot = th & mask
     cur_thread = np.int64(-1)
@@ -129,11 +129,11 @@ def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_ha
         slot = (slot + np.uint64(1)) & mask
     if cur_thread < 0:
         if nt == t_c0.shape[0]:
-            t_c0 = _grow_i64(t_c0, nt + 1)
-            t_c1 = _grow_i64(t_c1, nt + 1)
-            t_pid = _grow_i64(t_pid, nt + 1)
-            t_tid = _grow_i64(t_tid, nt + 1)
-            t_hash = _grow_u64(t_hash, nt + 1)
+            t_c0 = grow_i64(t_c0, nt + 1)
+            t_c1 = grow_i64(t_c1, nt + 1)
+            t_pid = grow_i64(t_pid, nt + 1)
+            t_tid = grow_i64(t_tid, nt + 1)
+            t_hash = grow_u64(t_hash, nt + 1)
         t_c0[nt] = p
         t_c1[nt] = comm_end
         t_pid[nt] = pid
@@ -143,7 +143,7 @@ def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_ha
         cur_thread = nt
         nt += 1
         if 2 * nt > t_table.shape[0]:
-            t_table = _rehash(t_hash, nt)
+            t_table = rehash(t_hash, nt)
     return cur_thread, probes, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table
 
 
@@ -159,7 +159,7 @@ def _note_line(counts, k, lineno):
 def _trie_step(parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_hash, nn, n_table):
     """The trie node (``parent``, frame ``fid``) of thread ``cur_thread``, added when new (as
     `_stack_leaf` adds one).  Returns (node, probes, the trie's arrays, count and table)."""
-    nh = _mix64((np.uint64(parent + 2) * _K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * _K2))
+    nh = mix64((np.uint64(parent + 2) * K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * K2))
     mask = np.uint64(n_table.shape[0] - 1)
     slot = nh & mask
     probes = 0
@@ -172,10 +172,10 @@ def _trie_step(parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_ha
         probes += 1
         slot = (slot + np.uint64(1)) & mask
     if nn == n_parent.shape[0]:
-        n_parent = _grow_i64(n_parent, nn + 1)
-        n_frame = _grow_i64(n_frame, nn + 1)
-        n_thread = _grow_i64(n_thread, nn + 1)
-        n_hash = _grow_u64(n_hash, nn + 1)
+        n_parent = grow_i64(n_parent, nn + 1)
+        n_frame = grow_i64(n_frame, nn + 1)
+        n_thread = grow_i64(n_thread, nn + 1)
+        n_hash = grow_u64(n_hash, nn + 1)
     n_parent[nn] = parent
     n_frame[nn] = fid
     n_thread[nn] = cur_thread
@@ -184,17 +184,17 @@ def _trie_step(parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_ha
     node = nn
     nn += 1
     if 2 * nn > n_table.shape[0]:
-        n_table = _rehash(n_hash, nn)
+        n_table = rehash(n_hash, nn)
     return node, probes, n_parent, n_frame, n_thread, n_hash, nn, n_table
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _suffix_probe(buf, a, b, thread, lines_hash, rows):
-    """The slot of the callers' lines ``buf[a:b]`` (their hash from `_block`) of thread
+    """The slot of the callers' lines ``buf[a:b]`` (their hash from `block`) of thread
     ``thread`` in ``rows`` (rows: hash, offset of the first such lines (-1: an empty slot),
     length, thread, trie node, frames | bad lines << 32), and whether it is there (each hit
     compared byte by byte).  Returns (slot, found, hash)."""
-    h = _mix64(lines_hash ^ (np.uint64(thread + 1) * _K2))
+    h = mix64(lines_hash ^ (np.uint64(thread + 1) * K2))
     mask = np.uint64(rows.shape[0] - 1)
     slot = h & mask
     while True:
@@ -234,7 +234,7 @@ def _pending_frames(buf, a0, a1, d0, d1, pend, npend, chain, basis, f_s0, f_s1, 
         same = a0 >= 0 and pend[q, 3] - pend[q, 2] == a1 - a0 and same_as_arena(buf, pend[q, 2], buf, a0, a1 - a0)
         e0 = d0 if same else pend[q, 1]
         e1 = d1 if same else pend[q, 1]
-        fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+        fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = intern_frame(
             buf, pend[q, 0], pend[q, 1], e0, e1, pend[q, 4], basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff,
             arena, a_used, nf, f_table)
         probes += pr
@@ -246,18 +246,18 @@ def _pending_frames(buf, a0, a1, d0, d1, pend, npend, chain, basis, f_s0, f_s1, 
 def _frame_to_chain(buf, p, e, s0, s1, d0, d1, lineno, basis, chain, nc, pend, npend, f_s0, f_s1, f_d0, f_d1, f_line,
                     f_hash, f_aoff, arena, a_used, nf, f_table):
     """The frame of line ``buf[p:e]`` (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``) appended to the
-    event's ``chain``: interned (`_intern_frame`), or, marked ``(inlined)``, kept in ``pend``
+    event's ``chain``: interned (`intern_frame`), or, marked ``(inlined)``, kept in ``pend``
     until the frame it was inlined into comes (`_pending_frames`).  Returns (probes, chain,
     its length, pend, its length, then the frame table's arrays, arena, bytes used, count, table)."""
     probes = 0
     if nc == chain.shape[0]:
-        chain = _grow_i64(chain, nc + 1)
-    if _is_inlined(buf, d0, d1):  # its dso: the next frame's, at the same address
+        chain = grow_i64(chain, nc + 1)
+    if is_inlined(buf, d0, d1):  # its dso: the next frame's, at the same address
         if npend == pend.shape[0]:
             p2 = np.empty((2 * npend, 6), np.int64)
             p2[:npend] = pend
             pend = p2
-        a0, a1 = _address(buf, p, e)
+        a0, a1 = parse_address(buf, p, e)
         pend[npend, 0] = s0
         pend[npend, 1] = s1
         pend[npend, 2] = a0
@@ -267,12 +267,12 @@ def _frame_to_chain(buf, p, e, s0, s1, d0, d1, lineno, basis, chain, nc, pend, n
         return probes, chain, nc + 1, pend, npend + 1, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, \
             a_used, nf, f_table
     if npend:
-        a0, a1 = _address(buf, p, e)
+        a0, a1 = parse_address(buf, p, e)
         pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _pending_frames(
             buf, a0, a1, d0, d1, pend, npend, chain, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff,
             arena, a_used, nf, f_table)
         probes += pr
-    fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+    fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = intern_frame(
         buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
         nf, f_table)
     chain[nc] = fid
@@ -299,7 +299,7 @@ def _seen_callers(buf, s0, s1, d0, d1, lineno, node, cur_thread, basis, counts, 
     if s0 < 0:
         _note_line(counts, 4, lineno)
     else:
-        fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = _intern_frame(
+        fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = intern_frame(
             buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
             nf, f_table)
         leaf, pr, n_parent, n_frame, n_thread, n_hash, nn, n_table = _trie_step(
@@ -312,8 +312,8 @@ def _seen_callers(buf, s0, s1, d0, d1, lineno, node, cur_thread, basis, counts, 
 def _add_sample(s_thread, s_node, ns, thread, leaf):
     """Sample ``ns`` (thread, leaf node) appended.  Returns (s_thread, s_node, ns + 1)."""
     if ns == s_thread.shape[0]:
-        s_thread = _grow_i64(s_thread, ns + 1)
-        s_node = _grow_i64(s_node, ns + 1)
+        s_thread = grow_i64(s_thread, ns + 1)
+        s_node = grow_i64(s_node, ns + 1)
     s_thread[ns] = thread
     s_node[ns] = leaf
     return s_thread, s_node, ns + 1
@@ -343,13 +343,13 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
     lines not understood, first such line, stacks cut at ``max_depth``, first such line,
     probes, the chosen event's id].
 
-    Inlined stages intern frames (`_intern_frame`, `_frame_to_chain`), a stack's trie path
+    Inlined stages intern frames (`intern_frame`, `_frame_to_chain`), a stack's trie path
     (`_stack_leaf`), event names (`_event_id`), threads (`_thread_id`).  An event's callers
     (frame lines after the first) whose bytes equal an earlier event's of the same thread
-    (`_block`, `_suffix_probe`) take that one's trie node: only its first line is read
+    (`block`, `_suffix_probe`) take that one's trie node: only its first line is read
     (`_seen_callers`), as the samples of one loop differ in their leaf address only.
     """
-    basis = _FNV_BASIS ^ np.uint64(seed)
+    basis = FNV_BASIS ^ np.uint64(seed)
     t_c0, t_c1, t_pid, t_tid, t_hash, t_table = _new_table(64, 256)  # threads
     e_0, e_1, e_cnt, _, _, _ = _new_table(16, 1)  # event names
     e_cnt[:] = 0
@@ -385,17 +385,17 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
         p = e = hi
         if not at_end:
             lineno += 1
-            e = _line_end(buf, pos, hi)
+            e = line_end(buf, pos, hi)
             p = pos
             pos = e + 1
             c = buf[p] if p < e else np.uint8(10)
             if c == 35:  # '#': a comment
                 continue
             for x in range(p, e):
-                if not _is_ws(buf[x]):
+                if not is_ws(buf[x]):
                     blank = False
                     break
-            frame_line = (not blank) and _is_ws(c)
+            frame_line = (not blank) and is_ws(c)
             if frame_line:
                 if not in_event:
                     _note_line(counts, 4, lineno)
@@ -429,7 +429,7 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
                 s0, s1, d0, d1 = perf_frame(buf, rest0, rest1)
                 if s0 >= 0:
                     fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table = \
-                        _intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash,
+                        intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash,
                                       f_aoff, arena, a_used, nf, f_table)
                     probes += pr
                     chain[0] = fid
@@ -490,11 +490,11 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
         ev_first = False
         x_a = -1
         # its frame lines: callers seen before with this thread take their node (the first line read)
-        n_lines, first_end, after, ends, lines_hash = _block(buf, pos, hi, basis)
+        n_lines, first_end, after, ends, lines_hash = block(buf, pos, hi, basis)
         if not (ends and 2 <= n_lines <= max_depth):
             continue
         s0, s1, d0, d1 = perf_frame(buf, pos, first_end)
-        if s0 >= 0 and _is_inlined(buf, d0, d1):
+        if s0 >= 0 and is_inlined(buf, d0, d1):
             continue
         x_slot, found, x_hash = _suffix_probe(buf, first_end + 1, min(after, hi), cur_thread, lines_hash, x_rows)
         if not found:

@@ -39,20 +39,8 @@ def mul_ns(v, mult):
 @njit(cache=True, nogil=True, _nrt=False)
 def count_packets(buf):
     """The number of top-level fields of ``buf`` up to the first that does not parse (a bound on
-    the events: one TrackEvent a packet)."""
-    n = buf.shape[0]
-    p = 0
-    k = 0
-    while p < n:
-        f, wt, q = read_tag(buf, p, n)
-        if q < 0:
-            break
-        e, _ = field_end(buf, q, n, wt)
-        if e < 0:
-            break
-        k += 1
-        p = e
-    return k
+    the events: one TrackEvent a packet): `count_fields` over the whole buffer."""
+    return count_fields(buf, 0, buf.shape[0])
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -1,7 +1,7 @@
 """pprof's wire format read for `tracevis3d.kernels.pprof_scan`, in numba: varints (inlined, the
 short ones first), a packed list checked (`_packed_ok`), the top level of a ``Profile`` but its
-samples (`profile_fields`), one ``Sample``'s fields (`_sample_fields`) and its frame list
-(`_sample_frames`: each location id to its location's frames, `_location_of`).  Checked as
+samples (`profile_fields`), one ``Sample``'s fields (`sample_fields`) and its frame list
+(`sample_frames`: each location id to its location's frames, `_location_of`).  Checked as
 `tracevis3d.kernels.protowire` checks a message (its error codes).
 """
 from __future__ import annotations
@@ -10,11 +10,11 @@ import numpy as np
 from numba import njit
 
 from .protowire import BAD_WIRE_TYPE, CUT_FIELD, CUT_VARINT, FIELD_ZERO, OK
-from .textscan import _grow_i64, _grow_u64
+from .textscan import grow_i64, grow_u64
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _varint(buf, i, end):
+def read_varint(buf, i, end):
     """`protowire.read_varint`, inlined (one and two byte varints first: most ids and tags):
     (value, next offset), next offset -1 when the varint runs past ``end`` or past 10 bytes."""
     if i < end:
@@ -40,7 +40,7 @@ def _varint(buf, i, end):
 
 @njit(cache=True, nogil=True, inline="always")
 def _packed_ok(buf, a, b):
-    """Whether ``buf[a:b]`` is whole varints back to back (what `_varint` reads to its end):
+    """Whether ``buf[a:b]`` is whole varints back to back (what `read_varint` reads to its end):
     its last byte ends a varint and no varint runs past 10 bytes (10 bytes in a row with their
     high bit set).  The offset of the first bad varint, or -1.  Branch-free over the bytes (the
     high bits are data: a branch on each would be mispredicted half the time)."""
@@ -67,7 +67,7 @@ def _skip_field(buf, i, end, w, at):
     """Past the value of a field of wire type ``w`` whose value starts at ``i`` (its tag at
     ``at``): (next offset, error code, error offset), checked as `protowire._walk` checks it."""
     if w == 0:
-        _, j = _varint(buf, i, end)
+        _, j = read_varint(buf, i, end)
         if j < 0:
             return i, CUT_VARINT, i
         return j, OK, -1
@@ -77,7 +77,7 @@ def _skip_field(buf, i, end, w, at):
             return i, CUT_FIELD, at
         return i + size, OK, -1
     if w == 2:
-        lv, j = _varint(buf, i, end)
+        lv, j = read_varint(buf, i, end)
         if j < 0:
             return i, CUT_VARINT, i
         if lv > np.uint64(end - j):
@@ -104,7 +104,7 @@ def profile_fields(buf):
     i = 0
     while i < end:
         at = i
-        tag, i = _varint(buf, i, end)
+        tag, i = read_varint(buf, i, end)
         if i < 0:
             return CUT_VARINT, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
         f = tag >> np.uint64(3)
@@ -114,7 +114,7 @@ def profile_fields(buf):
         v = np.uint64(0)
         length = np.int64(0)
         if w == 0:
-            v, j = _varint(buf, i, end)
+            v, j = read_varint(buf, i, end)
             if j < 0:
                 return CUT_VARINT, i, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
             i = j
@@ -126,7 +126,7 @@ def profile_fields(buf):
                 v |= np.uint64(buf[i + k]) << np.uint64(8 * k)
             i += size
         elif w == 2:
-            lv, j = _varint(buf, i, end)
+            lv, j = read_varint(buf, i, end)
             if j < 0:
                 return CUT_VARINT, i, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
             if lv > np.uint64(end - j):
@@ -140,10 +140,10 @@ def profile_fields(buf):
         else:
             return BAD_WIRE_TYPE, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
         if n == num.shape[0]:
-            num = _grow_i64(num, n + 1)
-            wt = _grow_i64(wt, n + 1)
-            val = _grow_u64(val, n + 1)
-            ln = _grow_i64(ln, n + 1)
+            num = grow_i64(num, n + 1)
+            wt = grow_i64(wt, n + 1)
+            val = grow_u64(val, n + 1)
+            ln = grow_i64(ln, n + 1)
         num[n] = np.int64(f) if f < np.uint64(1 << 62) else np.int64(-1)
         wt[n] = np.int64(w)
         val[n] = v
@@ -183,7 +183,7 @@ def locations_of(wanted, id_table, u_ids, u_loc):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sample_fields(buf, a, b, value_index):
+def sample_fields(buf, a, b, value_index):
     """One walk of the ``Sample`` message ``buf[a:b]``: (code, error offset, location rows,
     start and end of its first packed ``location_id`` field, values, the value at
     ``value_index`` (0 when there are not that many)).  Every field checked (`_skip_field`);
@@ -196,7 +196,7 @@ def _sample_fields(buf, a, b, value_index):
     value = np.uint64(0)
     while i < b:
         at = i
-        tag, i = _varint(buf, i, b)
+        tag, i = read_varint(buf, i, b)
         if i < 0:
             return CUT_VARINT, at, n_loc, la, lb, n_val, value
         f = tag >> np.uint64(3)
@@ -205,7 +205,7 @@ def _sample_fields(buf, a, b, value_index):
             return FIELD_ZERO, at, n_loc, la, lb, n_val, value
         if (f == 1 or f == 2) and (w == 0 or w == 2):
             if w == 0:
-                v, j = _varint(buf, i, b)
+                v, j = read_varint(buf, i, b)
                 if j < 0:
                     return CUT_VARINT, i, n_loc, la, lb, n_val, value
                 i = j
@@ -216,7 +216,7 @@ def _sample_fields(buf, a, b, value_index):
                         value = v
                     n_val += 1
                 continue
-            lv, j = _varint(buf, i, b)
+            lv, j = read_varint(buf, i, b)
             if j < 0:
                 return CUT_VARINT, i, n_loc, la, lb, n_val, value
             if lv > np.uint64(b - j):
@@ -233,7 +233,7 @@ def _sample_fields(buf, a, b, value_index):
             else:
                 x = j
                 while x < e:
-                    v, y = _varint(buf, x, e)
+                    v, y = read_varint(buf, x, e)
                     if y < 0:
                         return CUT_VARINT, x, n_loc, la, lb, n_val, value
                     if n_val == value_index:
@@ -249,7 +249,7 @@ def _sample_fields(buf, a, b, value_index):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
+def sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
     """The frames of the ``Sample`` ``buf[a:b]`` (already checked), leaf first, into ``fl``
     (grown when needed): each ``location_id`` (packed or not, in order) expanded to its
     location's frames, innermost first; an id of no location is one entry -1.  Returns (fl,
@@ -258,25 +258,25 @@ def _sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
     miss = 0
     i = a
     while i < b:
-        tag, i = _varint(buf, i, b)
+        tag, i = read_varint(buf, i, b)
         f = tag >> np.uint64(3)
         w = tag & np.uint64(7)
         if f == 1 and (w == 0 or w == 2):
             e = i
             if w == 2:
-                lv, i = _varint(buf, i, b)
+                lv, i = read_varint(buf, i, b)
                 e = i + np.int64(lv)
             while True:
                 if w == 0:
-                    v, i = _varint(buf, i, b)
+                    v, i = read_varint(buf, i, b)
                 elif i < e:
-                    v, i = _varint(buf, i, e)
+                    v, i = read_varint(buf, i, e)
                 else:
                     break
                 k = _location_of(v, id_table, u_ids, u_loc)
                 if k < 0:
                     if n == fl.shape[0]:
-                        fl = _grow_i64(fl, n + 1)
+                        fl = grow_i64(fl, n + 1)
                     fl[n] = -1
                     n += 1
                     miss += 1
@@ -284,7 +284,7 @@ def _sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
                     c0 = loc_ptr[k]
                     c1 = loc_ptr[k + 1]
                     if n + c1 - c0 > fl.shape[0]:
-                        fl = _grow_i64(fl, n + c1 - c0)
+                        fl = grow_i64(fl, n + c1 - c0)
                     for c in range(c0, c1):
                         fl[n] = loc_frames[c]
                         n += 1
@@ -292,12 +292,12 @@ def _sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
                     break
             continue
         if w == 0:
-            _, i = _varint(buf, i, b)
+            _, i = read_varint(buf, i, b)
         elif w == 1:
             i += 8
         elif w == 5:
             i += 4
         else:
-            lv, i = _varint(buf, i, b)
+            lv, i = read_varint(buf, i, b)
             i += np.int64(lv)
     return fl, n, miss

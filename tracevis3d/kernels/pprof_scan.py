@@ -15,7 +15,7 @@ times; Go aggregates, and its stacks share long root sides):
 
 - a sample whose message bytes equal an earlier sample's takes that one's leaf and value
   without reading its fields (keyed hash of the bytes, every hit compared byte by byte in its
-  table row or with a copy kept in an arena: `textscan._to_arena`);
+  table row or with a copy kept in an arena: `textscan.to_arena`);
 - a frame list equal to an earlier one takes its leaf (as `protowire.stacks_from_lists`), and a
   new list is walked only from where it leaves the previous walked list's root side.
 
@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .pprof_fields import _sample_fields, _sample_frames, _varint
-from .protowire import OK, _mix
+from .pprof_fields import sample_fields, sample_frames, read_varint
+from .protowire import OK, trie_find
 from .inline_bytes import hash_bytes, same_as_arena
-from .textscan import _FNV_BASIS, _WORD_MASK, _grow_i64, _grow_u64, _to_arena, load_u64
+from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, mix64, to_arena
 
 __all__ = ["sample_stacks"]
 
@@ -50,7 +50,7 @@ def _word(buf, p, end):
     if n >= 8:
         return load_u64(buf, p)
     if p + 8 <= buf.shape[0]:
-        return load_u64(buf, p) & _WORD_MASK[n]
+        return load_u64(buf, p) & WORD_MASK[n]
     w = np.uint64(0)
     for x in range(n):
         w |= np.uint64(buf[p + x]) << np.uint64(8 * x)
@@ -80,7 +80,7 @@ def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent,
     for k in range(nf - 1, -1, -1):
         if fl[k] >= 0:
             if d == rf.shape[0]:
-                rf = _grow_i64(rf, d + 1)
+                rf = grow_i64(rf, d + 1)
             rf[d] = fl[k]
             d += 1
     deep = 0
@@ -88,31 +88,20 @@ def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent,
         deep = 1
         d = max_depth
     if d > prev_f.shape[0]:
-        prev_f = _grow_i64(prev_f, d)
-        prev_node = _grow_i64(prev_node, d)
+        prev_f = grow_i64(prev_f, d)
+        prev_node = grow_i64(prev_node, d)
     r = 0
     while r < d and r < prev_d and rf[r] == prev_f[r]:
         r += 1
     parent = prev_node[r - 1] if r > 0 else np.int64(-1)
     for k in range(r, d):
         fr = rf[k]
-        h = _mix((np.uint64(parent + 1) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(fr) + np.uint64(seed)))
-        mask = np.uint64(table.shape[0] - 1)
-        slot = h & mask
-        node = np.int64(-1)
-        while True:
-            g = table[slot]
-            if g < 0:
-                break
-            if n_parent[g] == parent and n_frame[g] == fr:
-                node = g
-                break
-            slot = (slot + np.uint64(1)) & mask
+        h, slot, node = trie_find(table, n_parent, n_frame, parent, fr, seed)
         if node < 0:
             if nn == n_parent.shape[0]:
-                n_parent = _grow_i64(n_parent, nn + 1)
-                n_frame = _grow_i64(n_frame, nn + 1)
-                n_hash = _grow_u64(n_hash, nn + 1)
+                n_parent = grow_i64(n_parent, nn + 1)
+                n_frame = grow_i64(n_frame, nn + 1)
+                n_hash = grow_u64(n_hash, nn + 1)
             n_parent[nn] = parent
             n_frame[nn] = fr
             n_hash[nn] = h
@@ -146,7 +135,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     location in n_miss (every occurrence).  On a malformed sample: its error code and offset,
     the arrays empty."""
     end = buf.shape[0]
-    basis = _FNV_BASIS ^ np.uint64(seed)
+    basis = FNV_BASIS ^ np.uint64(seed)
     e0 = np.zeros(0, np.int64)
     # the trie
     n_parent = np.empty(1024, np.int64)
@@ -186,27 +175,27 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     first_short = np.int64(-1)
     i = 0
     while i < end:
-        tag, i = _varint(buf, i, end)
+        tag, i = read_varint(buf, i, end)
         f = tag >> np.uint64(3)
         w = tag & np.uint64(7)
         if not (f == 2 and w == 2):
             if w == 0:
-                _, i = _varint(buf, i, end)
+                _, i = read_varint(buf, i, end)
             elif w == 1:
                 i += 8
             elif w == 5:
                 i += 4
             else:
-                lv, i = _varint(buf, i, end)
+                lv, i = read_varint(buf, i, end)
                 i += np.int64(lv)
             continue
-        lv, i = _varint(buf, i, end)
+        lv, i = read_varint(buf, i, end)
         a = i
         b = i + np.int64(lv)
         i = b
         if ns == s_node.shape[0]:
-            s_node = _grow_i64(s_node, ns + 1)
-            s_value = _grow_u64(s_value, ns + 1)
+            s_node = grow_i64(s_node, ns + 1)
+            s_value = grow_u64(s_value, ns + 1)
         # 1. the same bytes as an earlier sample's message: its leaf, value and counts
         bh = hash_bytes(buf, a, b, basis)
         bmask = np.uint64(b_rows.shape[0] - 1)
@@ -227,7 +216,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
             n_short += b_rows[bslot, 5] >> 32  # (the first such sample was an earlier one)
             ns += 1
             continue
-        code, where, n_loc, la, lb, n_val, value = _sample_fields(buf, a, b, value_index)
+        code, where, n_loc, la, lb, n_val, value = sample_fields(buf, a, b, value_index)
         if code != OK:
             return code, where, e0, e0, e0, np.zeros(0, np.uint64), 0, 0, 0, -1
         short = 1 if n_val <= value_index else 0
@@ -237,11 +226,11 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
                 first_short = ns
         s_value[ns] = value
         # 2. decode: the frames, and the same frames as an earlier list
-        fl, nf, miss = _sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
+        fl, nf, miss = sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
         n_miss += miss
         lh = np.uint64(seed) ^ np.uint64(nf)
         for k in range(nf):
-            lh = _mix(lh ^ np.uint64(fl[k] + 2))
+            lh = mix64(lh ^ np.uint64(fl[k] + 2))
         lmask = np.uint64(l_table.shape[0] - 1)
         lslot = lh & lmask
         leaf = np.int64(-2)
@@ -267,12 +256,12 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
             n_deep += deep
             # remember the frame list
             if nl == l_start.shape[0]:
-                l_start = _grow_i64(l_start, nl + 1)
-                l_len = _grow_i64(l_len, nl + 1)
-                l_leaf = _grow_i64(l_leaf, nl + 1)
-                l_hash = _grow_u64(l_hash, nl + 1)
+                l_start = grow_i64(l_start, nl + 1)
+                l_len = grow_i64(l_len, nl + 1)
+                l_leaf = grow_i64(l_leaf, nl + 1)
+                l_hash = grow_u64(l_hash, nl + 1)
             if l_used + nf > l_arena.shape[0]:
-                l_arena = _grow_i64(l_arena, l_used + nf)
+                l_arena = grow_i64(l_arena, l_used + nf)
             l_arena[l_used: l_used + nf] = fl[:nf]
             l_start[nl] = l_used
             l_len[nl] = nf
@@ -286,7 +275,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
         s_node[ns] = leaf
         ns += 1
         # remember the message (the probe of step 1 stopped at a free slot: bslot)
-        b_arena = _to_arena(b_arena, b_used, buf, a, b, b, b)
+        b_arena = to_arena(b_arena, b_used, buf, a, b, b, b)
         b_rows[bslot, 0] = np.int64(bh)
         b_rows[bslot, 1] = b_used
         b_rows[bslot, 2] = b - a

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .textscan import mix64
+
 #: error codes of `scan_fields` / `repeated_varints`
 OK = 0
 CUT_VARINT = 1  # a varint that runs past its message's end or past 10 bytes
@@ -164,11 +166,25 @@ def repeated_varints(buf, owner, num, wt, val, ln, n_owners, field):
     return OK, -1, count, out
 
 
-@njit(cache=True, nogil=True)
-def _mix(x):
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+@njit(cache=True, nogil=True, inline="always")
+def trie_find(table, n_parent, n_frame, parent, frame, seed):
+    """The stack trie's node (``parent``, ``frame``): its hash h = mix64((parent + 1) * K ^
+    (frame + seed)) (K the golden ratio's 0x9E3779B97F4A7C15), probed linearly in ``table``
+    (a power of two of slots, -1 empty).  Returns (h, the slot where the probe stopped, the
+    node or -1 when it is not there yet: the slot is then where it goes)."""
+    h = mix64((np.uint64(parent + 1) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(frame) + np.uint64(seed)))
+    mask = np.uint64(table.shape[0] - 1)
+    slot = h & mask
+    node = np.int64(-1)
+    while True:
+        g = table[slot]
+        if g < 0:
+            break
+        if n_parent[g] == parent and n_frame[g] == frame:
+            node = g
+            break
+        slot = (slot + np.uint64(1)) & mask
+    return h, slot, node
 
 
 @njit(cache=True, nogil=True)
@@ -200,7 +216,7 @@ def stacks_from_lists(ptr, frames, seed, max_depth):
         a1 = ptr[s + 1]
         lh = np.uint64(seed) ^ np.uint64(a1 - a0)
         for k in range(a0, a1):
-            lh = _mix(lh ^ np.uint64(frames[k] + 2))
+            lh = mix64(lh ^ np.uint64(frames[k] + 2))
         lmask = np.uint64(l_table.shape[0] - 1)
         lslot = lh & lmask
         hit = np.int64(-1)
@@ -253,18 +269,7 @@ def stacks_from_lists(ptr, frames, seed, max_depth):
                 n_deep += 1
                 break
             depth += 1
-            h = _mix((np.uint64(parent + 1) * np.uint64(0x9E3779B97F4A7C15)) ^ (np.uint64(f) + np.uint64(seed)))
-            mask = np.uint64(table.shape[0] - 1)
-            slot = h & mask
-            node = np.int64(-1)
-            while True:
-                g = table[slot]
-                if g < 0:
-                    break
-                if n_parent[g] == parent and n_frame[g] == f:
-                    node = g
-                    break
-                slot = (slot + np.uint64(1)) & mask
+            h, slot, node = trie_find(table, n_parent, n_frame, parent, f, seed)
             if node < 0:
                 if nn == n_parent.shape[0]:
                     p2 = np.empty(2 * nn, np.int64)

@@ -101,7 +101,7 @@ def jaccard_join_bruteforce(bits_a, size_a, bits_b, size_b, tau):
     return out_a, out_b, out_s
 
 
-_SAFE = 1e-9  # relative slack so float rounding can only widen a filter, never narrow it
+SAFE = 1e-9  # relative slack so float rounding can only widen a filter, never narrow it
 
 
 @njit(cache=True, nogil=True)
@@ -122,7 +122,7 @@ def ranked_sets(set_ptr, set_items, classes, rank):
 
 
 @njit(cache=True, nogil=True)
-def _first_greater(a, lo, hi, v):
+def first_greater(a, lo, hi, v):
     """Smallest j in [lo, hi) with a[j] > v (hi if none); a sorted ascending."""
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -154,7 +154,7 @@ def overlap_similarity(inter, nx, ny):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lower_bound(a, lo, hi, v):
+def lower_bound(a, lo, hi, v):
     """Smallest j in [lo, hi) with a[j] >= v (hi if none); a sorted ascending."""
     while lo < hi:
         mid = (lo + hi) >> 1

@@ -15,7 +15,7 @@ pass 1 it measured slower (2.3 s against 0.5 + 1.6 s, one thread, 48M class pair
 3·10^5-call pair: the inlined sweeps and tier inserts in one loop); it is
 `overview_add_pairs` itself (its own fixed parts), so its bars are identical.  The tiers'
 parts are cut by entries as `TierStream` cuts them (exact whatever the cut:
-`setjoin_tiers._column_cutoffs`).
+`setjoin_tiers.column_cutoffs`).
 
 Measured (bench/bench_compare_memory.py, 4-thread synthetic pair, 2 shared cores under a
 varying load; the join's code is unchanged, so (tiers + overview) ÷ join compares runs):

@@ -5,14 +5,14 @@ work items and size windows (TraceDiff Sec. III, Eq. 2 and 3).
 whose set is a proper subset (`heir_forest_weighted`); base links form a forest rooted
 at leaf classes.  Then |x_r ∩ y| = |x_base ∩ y| + |(x_r ∖ x_base) ∩ y| for every set y of B,
 and the join counts each row from its base's counters plus the postings of its *delta*
-x_r ∖ x_base (`_tree_plan`), children ordered by delta cost (`order_kids_by_delta_cost`),
+x_r ∖ x_base (`tree_plan`), children ordered by delta cost (`order_kids_by_delta_cost`),
 over the B sizes its subtree can still match, τ|x| < |y| < |x|/τ (`subtree_windows`),
 with B indexed by size rank (`full_index_by_size_rank`, `size_runs`).
 """
 import numpy as np
 from numba import njit
 
-from .setjoin import _SAFE, _first_greater
+from .setjoin import SAFE, first_greater
 
 
 @njit(cache=True, nogil=True)
@@ -60,7 +60,7 @@ def heir_forest(row_of_call, end_index, set_size):
 
 
 @njit(cache=True, nogil=True)
-def _tree_plan(base, a_ptr, a_items, subtree_limit, n_items):
+def tree_plan(base, a_ptr, a_items, subtree_limit, n_items):
     """Forest children (CSR), each row's delta set (its elements not in its base)
     and the work items: roots of subtrees with <= subtree_limit rows whose
     parent's subtree is bigger (or forest roots), plus every row of a bigger
@@ -191,10 +191,10 @@ def subtree_windows(base, set_size, b_size_sorted, tau):
     k_hi = np.empty(n_rows, np.int64)
     own_hi = np.empty(n_rows, np.int64)
     for r in range(n_rows):
-        k_lo[r] = _first_greater(b_size_sorted, 0, nb, tau * set_size[r] * (1.0 - _SAFE))
+        k_lo[r] = first_greater(b_size_sorted, 0, nb, tau * set_size[r] * (1.0 - SAFE))
         for which in range(2):
-            hi_size = (mx[r] if which == 0 else set_size[r]) / tau * (1.0 + _SAFE)
-            k = _first_greater(b_size_sorted, 0, nb, hi_size)
+            hi_size = (mx[r] if which == 0 else set_size[r]) / tau * (1.0 + SAFE)
+            k = first_greater(b_size_sorted, 0, nb, hi_size)
             while k > 0 and b_size_sorted[k - 1] >= hi_size:
                 k -= 1
             if which == 0:

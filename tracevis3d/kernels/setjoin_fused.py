@@ -85,8 +85,8 @@ from .hugeblock import carve
 from .fused_overview import OVERVIEW_WAVE_BYTES, overview_in_waves
 from .overview_record import add_row
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key
-from .setjoin import _first_greater, _lower_bound, min_overlap
-from .setjoin_walk import SPARSE_RATIO, _add_postings, _next_row, _postings_in, _set_frame, _zero
+from .setjoin import first_greater, lower_bound, min_overlap
+from .setjoin_walk import SPARSE_RATIO, add_postings, next_row, postings_in, set_frame, zero_range
 from .setjoin_window import (HITS8_ROWS, column_pairs, finish_row_tiers, heavy_buckets, need_by_total,
                              row_candidates, row_tier_entries, sample_positions, uniform, window_pass)
 
@@ -105,8 +105,8 @@ def _sparse_matches(nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sor
     n_t = 0
     for j in range(lo, hi):
         e = items[j]
-        p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
-        p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k1)
+        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
+        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k1)
         for p in range(p0, p1):
             k = post_k[p]
             if cnt[k] == 0:
@@ -298,7 +298,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
                 while j + 1 < n_runs and run_lo[j + 1] <= kk:
                     j += 1
             else:
-                j = _first_greater(run_lo, 0, n_runs, kk) - 1
+                j = first_greater(run_lo, 0, n_runs, kk) - 1
             c = np.int64(cnt[kk])
             if c >= run_need[j]:
                 ny = b_size_sorted[kk]
@@ -366,9 +366,9 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
     nx = a_ptr[root + 1] - a_ptr[root]
     if single or kid_ptr[root] == kid_ptr[root + 1]:
         k1 = own_hi[root]
-        if _postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1) * SPARSE_RATIO < k1 - lo:
+        if postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1) * SPARSE_RATIO < k1 - lo:
             if dirty[0] < dirty[1]:
-                _zero(cnt0, dirty[0], dirty[1])
+                zero_range(cnt0, dirty[0], dirty[1])
                 dirty[0] = 0
                 dirty[1] = 0
             n = _sparse_matches(nx, a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1, tau,
@@ -377,16 +377,16 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
             return
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
-    _zero(cnt0, lo, hi)
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
+    zero_range(cnt0, lo, hi)
+    add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     _consume_window(root, k_lo[root], own_hi[root], cnt0, wk, rc, cs_, oc, os_, sc, out)
     if single:
         return
-    _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
+    set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
     sp = 1
     n_bufs = 1
     while True:
-        w, b, sp, n_bufs = _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
+        w, b, sp, n_bufs = next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
                                      post_k, k_lo, k_hi, copy_ratio, dense_row, dense_map)
         if w < 0:
             return
@@ -538,7 +538,7 @@ def fused_join_bytes(height, n_rows_b, n_calls_a, n_calls_b, max_calls_a, k, ove
 def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, time_a, ptr_b, time_b, span_a,
                             span_b, n_bins, tol_a, tol_b, tau, n_parts=FUSED_PARTS, n_threads=None, stats=None,
                             overview_theta=1.0, share_items=None, drop_plan=False, call_times=None):
-    """The class pairs of the tree join (`setjoin_tree._join_plan`: rows = A's classes,
+    """The class pairs of the tree join (`setjoin_tree.join_plan`: rows = A's classes,
     ``size_a``/``count_a`` their |Γ| and calls; B's likewise, numbered as the plan's B rows)
     consumed as they are read, never stored (see the module docstring).  Returns a dict:
     ``class_pairs`` (how many, J > τ), ``call_pairs`` (Σ count_a · count_b over them),

@@ -22,7 +22,7 @@ a consumer before the next round reuses the buffers (`jaccard_join_waves`, what
 import numpy as np
 from numba import njit, prange
 
-from .setjoin import _SAFE, _first_greater, min_overlap, overlap_dtype, popcount64, ranked_sets, sets_to_bitsets
+from .setjoin import SAFE, first_greater, min_overlap, overlap_dtype, popcount64, ranked_sets, sets_to_bitsets
 
 
 @njit(cache=True, nogil=True)
@@ -48,7 +48,7 @@ def prefix_length(n, tau):
     elements, so one of them lies in the first |x| − ⌊τ|x|⌋ elements of x in
     any fixed global order (prefix filter).  (τ|x| is shrunk by 1e-9 first so a
     rounding error can only lengthen the prefix.)"""
-    return n - int(np.floor(tau * n * (1.0 - _SAFE)))
+    return n - int(np.floor(tau * n * (1.0 - SAFE)))
 
 
 @njit(cache=True, nogil=True)
@@ -109,20 +109,20 @@ def _join_rows(rows, pos, a_ptr, a_items, b_ptr, b_items, tau, post_ptr, post_ro
         for j in range(a_ptr[r], a_ptr[r + 1]):
             e = a_items[j]
             xbits[e >> 6] |= np.uint64(1) << np.uint64(e & 63)
-        lo_size = tau * nx * (1.0 - _SAFE)
-        hi_size = nx / tau * (1.0 + _SAFE)
+        lo_size = tau * nx * (1.0 - SAFE)
+        hi_size = nx / tau * (1.0 + SAFE)
         n_pre = prefix_length(nx, tau)
         scan_cost = 0
         for t in range(n_pre):
             e = a_items[a_ptr[r] + t]
-            k0 = _first_greater(post_size, post_ptr[e], post_ptr[e + 1], lo_size)
+            k0 = first_greater(post_size, post_ptr[e], post_ptr[e + 1], lo_size)
             k1 = k0
             while k1 < post_ptr[e + 1] and post_size[k1] < hi_size:
                 k1 += 1
             seg[2 * t] = k0
             seg[2 * t + 1] = k1
             scan_cost += k1 - k0
-        w0 = _first_greater(b_size_sorted, 0, nb, lo_size)
+        w0 = first_greater(b_size_sorted, 0, nb, lo_size)
         w1 = w0
         while w1 < nb and b_size_sorted[w1] < hi_size:
             w1 += 1

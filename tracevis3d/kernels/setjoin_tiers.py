@@ -22,7 +22,7 @@ from .setjoin import overlap_similarity
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tier_insert(top_s, top_n, nt, k, s, n):
+def tier_insert(top_s, top_n, nt, k, s, n):
     """Add n calls at similarity s to the list of the k best distinct
     similarities (``top_s`` descending, ``top_n`` their call counts, ``nt``
     used); returns the new nt."""
@@ -45,7 +45,7 @@ def _tier_insert(top_s, top_n, nt, k, s, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tiers_cutoff(top_s, top_n, nt, k):
+def tiers_cutoff(top_s, top_n, nt, k):
     """Lowest similarity of the best tiers holding >= k calls (all tiers if
     fewer); -1.0 when there is none."""
     got = 0
@@ -73,8 +73,8 @@ def _sort_segments_by_sim(ptr, idx, sim, lo_seg, hi_seg):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _column_cutoffs(col_s, col_n, col_nt, k):
-    """Per column: `_tiers_cutoff` of the k best distinct similarities merged over the
+def column_cutoffs(col_s, col_n, col_nt, k):
+    """Per column: `tiers_cutoff` of the k best distinct similarities merged over the
     parts' lists (exact: a value among the column's k best distinct ones is among the k
     best of every part it occurs in, so its count is complete); -1.0 without partners."""
     n_parts, n_cols = col_nt.shape
@@ -85,8 +85,8 @@ def _column_cutoffs(col_s, col_n, col_nt, k):
         nt = 0
         for p in range(n_parts):
             for t in range(col_nt[p, q]):
-                nt = _tier_insert(ms, mn, nt, k, col_s[p, q, t], col_n[p, q, t])
-        cutoff[q] = _tiers_cutoff(ms, mn, nt, k)
+                nt = tier_insert(ms, mn, nt, k, col_s[p, q, t], col_n[p, q, t])
+        cutoff[q] = tiers_cutoff(ms, mn, nt, k)
     return cutoff
 
 
@@ -94,7 +94,7 @@ def _column_cutoffs(col_s, col_n, col_nt, k):
 def _wave_tops(ptr, other, inter, rows, size_row, size_other, count_row, count_other, k, cut,
                col_s, col_n, col_nt, cutoff_w, tier_len, calls_part, partners_row, partners_col):
     """Pass 1 over one wave (CSR row i = row ``rows[i]``), rows cut into parts ``cut``:
-    each row's tier cutoff (`_tiers_cutoff` of its k best distinct similarities,
+    each row's tier cutoff (`tiers_cutoff` of its k best distinct similarities,
     J = inter / (|x| + |y| − inter)) into ``cutoff_w[i]``, and the number of its entries at
     or above it into ``tier_len[i]`` (re-reading the row's pairs while they are in cache, so
     pass 2 needs no counting read); each column's k best distinct similarities with call
@@ -120,11 +120,11 @@ def _wave_tops(ptr, other, inter, rows, size_row, size_other, count_row, count_o
             for j in range(ptr[i], ptr[i + 1]):
                 q = other[j]
                 sj = overlap_similarity(inter[j], nx, size_other[q])
-                nrt = _tier_insert(rs, rn, nrt, k, sj, count_other[q])
-                nt[q] = _tier_insert(ts[q], tn[q], nt[q], k, sj, cr)
+                nrt = tier_insert(rs, rn, nrt, k, sj, count_other[q])
+                nt[q] = tier_insert(ts[q], tn[q], nt[q], k, sj, cr)
                 w += count_other[q]
                 pc[q] += cr
-            cw = _tiers_cutoff(rs, rn, nrt, k)
+            cw = tiers_cutoff(rs, rn, nrt, k)
             cutoff_w[i] = cw
             n = 0
             if cw >= 0.0:
@@ -240,7 +240,7 @@ class TierStream:
                    self.partners_row, self._partners_col)
         lap("tiers")
         self._between_passes(ptr, other, inter, rows, lap)
-        cutoff_c = _column_cutoffs(self.col_s, self.col_n, self.col_nt, self.k)
+        cutoff_c = column_cutoffs(self.col_s, self.col_n, self.col_nt, self.k)
         tptr = np.zeros(rows.shape[0] + 1, np.int64)
         np.cumsum(tier_len, out=tptr[1:])
         cq, cr, cs = self._room(m)
@@ -285,7 +285,7 @@ class TierStream:
             tother_r[dest] = tother
             tsim_r[dest] = tsim
         self._row_pieces = []
-        cutoff_c = _column_cutoffs(self.col_s, self.col_n, self.col_nt, self.k)
+        cutoff_c = column_cutoffs(self.col_s, self.col_n, self.col_nt, self.k)
         if self._cand:
             cq, cr, cs = (np.concatenate(x) for x in zip(*self._cand))
         else:

@@ -40,11 +40,11 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .lazybuf import _lazy_empty, _release_after, _release_range
+from .lazybuf import lazy_empty, release_after, release_range
 from .setjoin import overlap_dtype, overlaps_to_similarity, ranked_sets
-from .setjoin_forest import (_tree_plan, full_index_by_size_rank, heir_forest_weighted,
+from .setjoin_forest import (tree_plan, full_index_by_size_rank, heir_forest_weighted,
                              order_kids_by_delta_cost, size_runs, subtree_windows)
-from .setjoin_walk import _sample_match_count, _tree_round, dense_membership
+from .setjoin_walk import sample_match_count, tree_round, dense_membership
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -101,7 +101,7 @@ def _compact_headed_rows(out_q, out_i, cap, written, n_rows, map_q=None, map_i=N
     """In place: the chunk slices of header-led rows become one CSR at the
     front of out_q / out_i, rows in the order they were written (chunk by
     chunk), then the rows without a match (empty).  Returns (order, ptr).
-    With the mappings ``map_q`` / ``map_i`` (`lazybuf._lazy_empty`), every chunk's slice
+    With the mappings ``map_q`` / ``map_i`` (`lazybuf.lazy_empty`), every chunk's slice
     beyond the compacted front is given back to the OS as soon as it has been read, so the
     resident size stays at the pairs plus one chunk instead of growing by the part of the
     front that was not yet resident (measured at 10^6 calls: 5.2 GB → see
@@ -115,8 +115,8 @@ def _compact_headed_rows(out_q, out_i, cap, written, n_rows, map_q=None, map_i=N
         dst, nr = _compact_headed_chunk(out_q, out_i, j0, j0 + int(written[c]), dst, nr, order, ptr, seen)
         if map_q is not None:
             lo, hi = max(int(dst), j0), j0 + cap
-            _release_range(map_q, lo * out_q.itemsize, hi * out_q.itemsize)
-            _release_range(map_i, lo * out_i.itemsize, hi * out_i.itemsize)
+            release_range(map_q, lo * out_q.itemsize, hi * out_q.itemsize)
+            release_range(map_i, lo * out_i.itemsize, hi * out_i.itemsize)
     _close_headed_rows(dst, nr, order, ptr, seen)
     return order, ptr
 
@@ -153,7 +153,7 @@ def _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, de
     sample = sample_rows(na)
     if dense_row is None:
         dense_row, dense_map = np.zeros(0, np.int32), np.zeros((0, 0), np.uint8)
-    return float(_sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k, b_size_sorted,
+    return float(sample_match_count(sample, a_ptr, a_items, float(tau), post_ptr, post_k, b_size_sorted,
                                      size_runs(b_size_sorted), dense_row, dense_map) * na / max(1, sample.size))
 
 
@@ -168,7 +168,7 @@ def estimate_class_pairs(set_ptr, set_items, classes_a, classes_b, tau, n_items)
     return _sampled_pair_count(a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted)
 
 
-def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a, end_index_a,
+def join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a, end_index_a,
                n_chunks, subtree_limit):
     """The plan of the tree join (see `jaccard_join_tree_overlaps`): ranked sets, B's
     postings by size rank, the heir forest and its work items dealt to ``n_chunks`` chunks.
@@ -203,7 +203,7 @@ def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_ca
     n_chunks = max(1, min(int(n_chunks), na))
     if subtree_limit is None:
         subtree_limit = max(16, na // (n_chunks * 8))
-    kid_ptr, kids, d_ptr, d_items, item_root, item_single = _tree_plan(
+    kid_ptr, kids, d_ptr, d_items, item_root, item_single = tree_plan(
         base, a_ptr, a_items, int(subtree_limit), n_items)
     k_lo, k_hi, own_hi = subtree_windows(base, size_a, b_size_sorted, float(tau))
     d_cost, kids, height = order_kids_by_delta_cost(kid_ptr, kids, d_ptr, d_items, post_ptr, base,
@@ -225,14 +225,14 @@ def _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_ca
 
 
 def _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n):
-    """One parallel round of the join (`setjoin_walk._tree_round`) into the chunk slices of
+    """One parallel round of the join (`setjoin_walk.tree_round`) into the chunk slices of
     ``out_q`` / ``out_i`` (``cap`` entries each); returns (pos, skip, written)."""
     p = plan
     # chunks handed to the threads one at a time (their work varies); set
     # here, as setting it inside a kernel makes the kernel uncachable
     previous = numba.set_parallel_chunksize(1)
     try:
-        return _tree_round(p["chunk_ptr"], p["chunk_items"], pos, skip, p["item_root"], p["item_single"],
+        return tree_round(p["chunk_ptr"], p["chunk_items"], pos, skip, p["item_root"], p["item_single"],
                            p["a_ptr"], p["a_items"], p["d_ptr"], p["d_items"], p["d_cost"], p["kid_ptr"],
                            p["kids"], p["tau"], p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"],
                            p["own_hi"], p["b_size_sorted"], p["run_end"], p["b_by_size"], out_q, out_i,
@@ -274,7 +274,7 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
     join that cannot fit in memory (`analysis.comparison` raises `TraceTooLargeError`).
     """
     t_start = time.perf_counter()
-    plan = _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+    plan = join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
                       end_index_a, n_chunks, subtree_limit)
     na, nb, odt, n_chunks, n_work = plan["na"], plan["nb"], plan["odt"], plan["n_chunks"], plan["n_work"]
     chunk_ptr = plan["chunk_ptr"]
@@ -300,8 +300,8 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         if not (pos < np.diff(chunk_ptr)).any():
             break
         # pages never written are never resident, so the slack costs address space only
-        out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
-        out_i, map_i = _lazy_empty(n_chunks * cap, odt)
+        out_q, map_q = lazy_empty(n_chunks * cap, np.int32)
+        out_i, map_i = lazy_empty(n_chunks * cap, odt)
         pos, skip, written = _run_round(plan, pos, skip, out_q, out_i, cap, copy_ratio, row_n)
         rounds.append((out_q, out_i, cap, written, map_q, map_i))
         cap *= 2
@@ -311,8 +311,8 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
         out_q, out_i, rcap, written, map_q, map_i = rounds.pop()
         order, ptr = _compact_headed_rows(out_q, out_i, rcap, written, na, map_q, map_i)
         m = int(ptr[na])
-        _release_after(map_q, m * out_q.itemsize)
-        _release_after(map_i, m * out_i.itemsize)
+        release_after(map_q, m * out_q.itemsize)
+        release_after(map_i, m * out_i.itemsize)
         res_q, res_i = out_q[:m], out_i[:m]
     else:
         order = np.arange(na, dtype=np.int64)
@@ -326,8 +326,8 @@ def jaccard_join_tree_overlaps(set_ptr, set_items, classes_a, classes_b, tau, n_
             for c0 in range(0, n_chunks, group):
                 c1 = min(n_chunks, c0 + group)
                 _scatter_headed_rows(out_q, out_i, rcap, written, ptr, res_q, res_i, c0, c1)
-                _release_range(map_q, c0 * rcap * out_q.itemsize, c1 * rcap * out_q.itemsize)
-                _release_range(map_i, c0 * rcap * out_i.itemsize, c1 * rcap * out_i.itemsize)
+                release_range(map_q, c0 * rcap * out_q.itemsize, c1 * rcap * out_q.itemsize)
+                release_range(map_i, c0 * rcap * out_i.itemsize, c1 * rcap * out_i.itemsize)
             del out_q, out_i, map_q, map_i
     if stats is not None:
         now = time.perf_counter()
@@ -352,7 +352,7 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
     its pairs there; rows without a match are never handed).  The arrays are views of
     the join's own buffers, overwritten by the next wave: ``consume`` copies what it keeps.
 
-    Each wave is one round of the join (`setjoin_walk._tree_round`) whose chunk slices
+    Each wave is one round of the join (`setjoin_walk.tree_round`) whose chunk slices
     hold ``wave_pairs / n_chunks`` entries (at least one row's worst case, |B| + 1): a chunk
     out of room resumes in the next round where it stopped (re-walking the counters of
     its current work item), so the memory is the buffers of one wave whatever the number
@@ -360,7 +360,7 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
     ``check_pairs``: called with the sampled estimate of the class pairs before the walk.
     Returns (waves, class pairs)."""
     t_start = time.perf_counter()
-    plan = _join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
+    plan = join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_call_a,
                       end_index_a, n_chunks, subtree_limit)
     na, nb, odt, n_chunks = plan["na"], plan["nb"], plan["odt"], plan["n_chunks"]
     chunk_ptr = plan["chunk_ptr"]
@@ -371,8 +371,8 @@ def jaccard_join_tree_waves(set_ptr, set_items, classes_a, classes_b, tau, n_ite
     cap = min(int(2.5 * (est + na) / n_chunks) + 1024, max(1, int(wave_pairs) // n_chunks))
     cap = max(cap, nb + 2)
     # pages never written are never resident: a wave that fits in less stays smaller
-    out_q, map_q = _lazy_empty(n_chunks * cap, np.int32)
-    out_i, map_i = _lazy_empty(n_chunks * cap, odt)
+    out_q, map_q = lazy_empty(n_chunks * cap, np.int32)
+    out_i, map_i = lazy_empty(n_chunks * cap, odt)
     rows = np.empty(na, np.int64)
     ptr = np.empty(na + 1, np.int64)
     seen = np.zeros(na, np.bool_)

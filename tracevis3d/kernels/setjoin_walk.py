@@ -1,8 +1,8 @@
 """The counting walk and readout of the tree join (`setjoin_tree.jaccard_join_tree`):
-`_tree_round`, `_tree_item`, `_readout` (TraceDiff Sec. III, Eq. 2 and 3).
+`tree_round`, `_tree_item`, `_readout` (TraceDiff Sec. III, Eq. 2 and 3).
 
 One overlap counter per set y of B (by size rank): a row x counts |x ∩ y| from its base's
-counters plus the postings of its delta (`_add_postings`, over its subtree's size window
+counters plus the postings of its delta (`add_postings`, over its subtree's size window
 only; B's frequent elements through membership rows, `dense_membership`, where their
 postings fill the window densely); counters are handed down the heir forest
 (`setjoin_forest`) in place, copied or shared-then-undone (`_tree_item`).  The readout keeps
@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .setjoin import _SAFE, _first_greater, _lower_bound, min_overlap
+from .setjoin import SAFE, first_greater, lower_bound, min_overlap
 
 
 #: an element whose postings fill at least 1/`DENSE_RATIO` of the window they are added over is
@@ -30,7 +30,7 @@ DENSE_MAP_BYTES = 256 << 20
 
 
 def dense_membership(post_ptr, post_k, n_sets, ratio=DENSE_MAP_RATIO, max_bytes=DENSE_MAP_BYTES):
-    """Membership rows of B's frequent elements for `_add_postings`: ``row[e]`` (int32, −1 for
+    """Membership rows of B's frequent elements for `add_postings`: ``row[e]`` (int32, −1 for
     none) and ``member[row[e], k]`` = 1 iff set k (size rank) holds e (uint8), for the elements
     in at least ``n_sets`` / ``ratio`` sets, most frequent first, within ``max_bytes``."""
     plen = np.diff(post_ptr)
@@ -59,7 +59,7 @@ def _add_member_rows(c, dense_map, r0, r1, r2, r3, n, k_lo, k_hi, delta):
     """c[i] += delta · Σ_{j < n} ``dense_map[r_j, k_lo + i]`` over the window (``c`` = its
     counters), n in 1..4 membership rows added in one vectorised pass: their bytes summed
     per set (≤ 4, a byte) and the counters read and written once for the n rows, not n
-    times (`_add_postings`: 1.8x a row's add alone, one thread, isolated)."""
+    times (`add_postings`: 1.8x a row's add alone, one thread, isolated)."""
     if n >= 2:
         m0 = dense_map[r0, k_lo:k_hi]          # slices from 0: the loops vectorise
         m1 = dense_map[r1, k_lo:k_hi]
@@ -92,7 +92,7 @@ def _add_member_rows(c, dense_map, r0, r1, r2, r3, n, k_lo, k_hi, delta):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense_row, dense_map):
+def add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense_row, dense_map):
     """cnt[k] += delta for every B set k in [k_lo, k_hi) (size ranks) containing an
     element of items[lo:hi]; each posting list is sorted by k, so the range is
     two binary searches per element and sets outside the window are never touched.
@@ -104,8 +104,8 @@ def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense
     r0 = r1 = r2 = np.int32(0)
     for j in range(lo, hi):
         e = items[j]
-        p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
-        p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
+        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
+        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
         if has_dense and dense_row[e] >= 0 and (p1 - p0) * DENSE_RATIO >= k_hi - k_lo:
             r = dense_row[e]
             if n_rows == 3:
@@ -127,7 +127,7 @@ def _add_postings(items, lo, hi, post_ptr, post_k, k_lo, k_hi, cnt, delta, dense
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _zero(c, lo, hi):
+def zero_range(c, lo, hi):
     """c[lo:hi] = 0 by unsigned positions: no negative-index wrap, a vectorised fill (the walks'
     window fills, `_tree_item` and `setjoin_fused._fused_item`)."""
     for i in range(np.uint64(lo), np.uint64(hi)):
@@ -140,14 +140,14 @@ SPARSE_RATIO = 16
 
 
 @njit(cache=True, nogil=True)
-def _postings_in(items, lo, hi, post_ptr, post_k, k_lo, k_hi):
-    """How many postings of items[lo:hi] fall in the window [k_lo, k_hi) (`_add_postings`'
+def postings_in(items, lo, hi, post_ptr, post_k, k_lo, k_hi):
+    """How many postings of items[lo:hi] fall in the window [k_lo, k_hi) (`add_postings`'
     count, two binary searches per element)."""
     n = 0
     for j in range(lo, hi):
         e = items[j]
-        p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
-        p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
+        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k_lo)
+        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k_hi)
         n += p1 - p0
     return n
 
@@ -157,7 +157,7 @@ def _sparse_root(v, nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sor
                  qbits, i_by_q, out_q, out_i, m, limit, row_n, direct):
     """`_readout` of a row counted from scratch whose postings touch few B sets: the counters
     of a clean window (all zero) are raised through the postings of items[lo:hi] in
-    [k0, k1) (`_add_postings`' ranges), the touched sets listed in ``touched``; a set
+    [k0, k1) (`add_postings`' ranges), the touched sets listed in ``touched``; a set
     matches when its counter reaches `min_overlap` (the same threshold, in the counters'
     dtype, as the dense scan: a set no posting touched has overlap 0 and never matches),
     and the matches are emitted in the dense readout's order (B row ascending: by size
@@ -169,8 +169,8 @@ def _sparse_root(v, nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sor
     n_t = 0
     for j in range(lo, hi):
         e = items[j]
-        p0 = _lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
-        p1 = _lower_bound(post_k, p0, post_ptr[e + 1], k1)
+        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
+        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k1)
         for p in range(p0, p1):
             k = post_k[p]
             if cnt[k] == 0:
@@ -326,7 +326,7 @@ def _readout(v, nx, k0, k1, tau, b_size_sorted, run_end, b_by_size, cnt, flags, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
+def set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
     """Frame ``sp`` of `_tree_item`'s walk: row, next kid, counter buffer, owns
     the buffer (may hand it to its last child), undo its delta when popped,
     allocated the buffer (release it when popped)."""
@@ -339,9 +339,9 @@ def _set_frame(frames, sp, row, next_kid, buf, owns, undo, allocated):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr, post_k, k_lo, k_hi,
+def next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr, post_k, k_lo, k_hi,
               copy_ratio, dense_row, dense_map):
-    """One step of `_tree_item`'s walk below the root (frames from `_set_frame`, ``sp`` of
+    """One step of `_tree_item`'s walk below the root (frames from `set_frame`, ``sp`` of
     them, ``n_bufs`` buffers in use): finished frames popped (a light delta undone, a copied
     buffer released), then the next row w taken as the tail, undo or copy child of its base
     (`_tree_item`'s three ways) and its delta's postings added to its counters.  Returns
@@ -354,7 +354,7 @@ def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, p
         nxt = frames[top, 1]
         if nxt == kid_ptr[v + 1]:
             if frames[top, 4]:
-                _add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
+                add_postings(d_items, d_ptr[v], d_ptr[v + 1], post_ptr, post_k, k_lo[v],
                               k_hi[v], bufs[frames[top, 2]], -1, dense_row, dense_map)
             if frames[top, 5]:
                 n_bufs -= 1
@@ -367,18 +367,18 @@ def _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, p
             frames[top, 0] = w                # tail: this frame becomes w's
             frames[top, 1] = kid_ptr[w]
         elif d_cost[w] <= copy_ratio * (k_hi[w] - k_lo[w]):
-            _set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)  # undo: share the buffer
+            set_frame(frames, sp, w, kid_ptr[w], b, 0, 1, 0)  # undo: share the buffer
             sp += 1
         else:
             src = bufs[b]                     # copy the base's window, by unsigned positions:
             dst = bufs[n_bufs]                # vectorised (the slice copy of a 2D array's rows
             for i in range(np.uint64(k_lo[w]), np.uint64(k_hi[w])):   # was element by element)
                 dst[i] = src[i]
-            _set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
+            set_frame(frames, sp, w, kid_ptr[w], n_bufs, 1, 0, 1)
             b = n_bufs
             n_bufs += 1
             sp += 1
-        _add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], bufs[b], 1, dense_row,
+        add_postings(d_items, d_ptr[w], d_ptr[w + 1], post_ptr, post_k, k_lo[w], k_hi[w], bufs[b], 1, dense_row,
                       dense_map)
         return w, b, sp, n_bufs
     return -1, 0, sp, n_bufs
@@ -405,7 +405,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
         is done;
       - copy: other children copy the base's window to a fresh buffer (a
         vectorised copy, cheaper than undoing a heavy delta).
-    Children are ordered by delta cost (`setjoin_forest._tree_plan`), so the dearest is the tail.
+    Children are ordered by delta cost (`setjoin_forest.tree_plan`), so the dearest is the tail.
     Stops before a readout when fewer output slots remain below ``limit`` than the row
     can write (a header and one per B set of its own size window [k_lo, own_hi)).
     A root without rows under it (``single``, or no kids) whose postings touch fewer than
@@ -419,10 +419,10 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     cnt0 = bufs[0]
     if skip == 0 and (single or kid_ptr[root] == kid_ptr[root + 1]):
         k1 = own_hi[root]
-        n_post = _postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1)
+        n_post = postings_in(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, k1)
         if n_post * SPARSE_RATIO < k1 - lo:
             if dirty[0] < dirty[1]:  # a dense item's counts may lie in this window: clean once
-                _zero(cnt0, dirty[0], dirty[1])
+                zero_range(cnt0, dirty[0], dirty[1])
                 dirty[0] = 0
                 dirty[1] = 0
             m, wrote = _sparse_root(root, a_ptr[root + 1] - a_ptr[root], a_items, a_ptr[root], a_ptr[root + 1],
@@ -431,8 +431,8 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
             return (1, m, True) if wrote else (0, m, False)
     dirty[0] = min(dirty[0], lo) if dirty[0] < dirty[1] else lo
     dirty[1] = max(dirty[1], hi)
-    _zero(cnt0, lo, hi)
-    _add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
+    zero_range(cnt0, lo, hi)
+    add_postings(a_items, a_ptr[root], a_ptr[root + 1], post_ptr, post_k, lo, hi, cnt0, 1, dense_row, dense_map)
     if skip == 0:
         if m + own_hi[root] - k_lo[root] + 1 > limit:
             return 0, m, False
@@ -442,11 +442,11 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
     if single:
         return 1, m, True
     rows_done = 1
-    _set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
+    set_frame(frames, 0, root, kid_ptr[root], 0, 1, 0, 0)
     sp = 1
     n_bufs = 1
     while True:
-        w, b, sp, n_bufs = _next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
+        w, b, sp, n_bufs = next_row(frames, sp, n_bufs, bufs, kids, kid_ptr, d_items, d_ptr, d_cost, post_ptr,
                                      post_k, k_lo, k_hi, copy_ratio, dense_row, dense_map)
         if w < 0:
             break
@@ -462,7 +462,7 @@ def _tree_item(root, single, skip, a_ptr, a_items, d_ptr, d_items, d_cost, kid_p
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
+def tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_single,
                 a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k,
                 k_lo, k_hi, own_hi, b_size_sorted, run_end, b_by_size, out_q, out_i, cap,
                 height, copy_ratio, row_n, direct, dense_row, dense_map):
@@ -512,7 +512,7 @@ def _tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_s
     return new_pos, new_skip, written
 
 
-#: threads' shares of `_sample_match_count`'s rows (fixed: the same sum on any machine)
+#: threads' shares of `sample_match_count`'s rows (fixed: the same sum on any machine)
 SAMPLE_PARTS = 8
 
 
@@ -520,22 +520,22 @@ SAMPLE_PARTS = 8
 def _count_sampled_row(r, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row, dense_map, cnt,
                        flags):
     """A row of the join's sample counted from scratch over its own size window [k0, k1)
-    (`_add_postings` into ``cnt``, zero there before) and its matches flagged as `_readout`
+    (`add_postings` into ``cnt``, zero there before) and its matches flagged as `_readout`
     flags them (`_flag_matches`, every flag of the window written).  Returns (k0, k1)."""
     nb = b_size_sorted.shape[0]
     nx = a_ptr[r + 1] - a_ptr[r]
-    k0 = _first_greater(b_size_sorted, 0, nb, tau * nx * (1.0 - _SAFE))
-    k1 = _lower_bound(b_size_sorted, k0, nb, nx / tau * (1.0 + _SAFE))
-    _add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
+    k0 = first_greater(b_size_sorted, 0, nb, tau * nx * (1.0 - SAFE))
+    k1 = lower_bound(b_size_sorted, k0, nb, nx / tau * (1.0 + SAFE))
+    add_postings(a_items, a_ptr[r], a_ptr[r + 1], post_ptr, post_k, k0, k1, cnt, 1, dense_row, dense_map)
     _flag_matches(nx, k0, k1, tau, b_size_sorted, run_end, cnt, flags)
     return k0, k1
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
+def sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
                         dense_map):
     """Exact number of class pairs of the A rows ``sample``, each counted from
-    its postings over its own size window (`_add_postings`, through the membership rows
+    its postings over its own size window (`add_postings`, through the membership rows
     where given) and read as `_readout` reads them (`_flag_matches`), no output: a cheap sample
     for sizing the join.  The rows are shared among `SAMPLE_PARTS` parts on numba's threads,
     each with its own counters."""
@@ -560,14 +560,14 @@ def _sample_match_count(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_so
     return totals.sum()
 
 
-#: bins per octave of `_sample_match_weights`' histogram of call pairs per match
+#: bins per octave of `sample_match_weights`' histogram of call pairs per match
 WEIGHT_BINS_PER_OCTAVE = 8
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
+def sample_match_weights(sample, a_ptr, a_items, tau, post_ptr, post_k, b_size_sorted, run_end, dense_row,
                           dense_map, count_row, count_k):
-    """The matches of the A rows ``sample`` (counted and read as `_sample_match_count` does)
+    """The matches of the A rows ``sample`` (counted and read as `sample_match_count` does)
     by the call pairs w = ``count_row[r]`` · ``count_k[k]`` each stands for (B by size rank):
     a histogram over bins of `WEIGHT_BINS_PER_OCTAVE` per octave of w (bin i holds
     2^(i/8) ≤ w < 2^((i+1)/8)), its matches and their Σ w.  Returns (matches, Σ w) per bin."""

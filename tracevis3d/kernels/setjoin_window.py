@@ -33,8 +33,8 @@ import numpy as np
 from numba import njit
 
 from .gamma import splitmix64
-from .setjoin import _lower_bound
-from .setjoin_tiers import _column_cutoffs, _tier_insert, _tiers_cutoff
+from .setjoin import lower_bound
+from .setjoin_tiers import column_cutoffs, tier_insert, tiers_cutoff
 
 #: rows whose column hits are added in bytes (`window_pass`) before the bytes are flushed to
 #: the part's 64-bit hits: at most 255, so no byte overflows
@@ -133,7 +133,7 @@ def row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_
     """The matches of a row that can be in its tiers, from `window_pass`' runs: T = the
     ``top_k``-th largest best similarity of a run with a match (−1 with fewer such runs), and
     every set k of the window with J = c / (nx + |y| − c) ≥ T (and c ≥ the run's need) in
-    ``out_k`` (ascending) / ``out_s``.  The row's cutoff (`setjoin_tiers._tiers_cutoff`) is ≥ T:
+    ``out_k`` (ascending) / ``out_s``.  The row's cutoff (`setjoin_tiers.tiers_cutoff`) is ≥ T:
     the k runs' best sets hold ≥ k calls at J ≥ T; so its tiers from these candidates are those
     from all its matches.  ``top``: scratch of ``top_k``.  Returns the number of candidates."""
     n_top = 0
@@ -178,13 +178,13 @@ def row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_
 def row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts):
     """A row's tier entries from its candidates (`row_candidates`, or all its matches):
     the cutoff of its ``top_k`` best distinct similarities with their calls
-    (`setjoin_tiers._tiers_cutoff`), and the candidates at or above it as (B row, J) in ``tq`` /
+    (`setjoin_tiers.tiers_cutoff`), and the candidates at or above it as (B row, J) in ``tq`` /
     ``ts`` by J descending, then B row ascending (``b_by_size`` maps a size rank to its B row
     unless ``direct``).  Returns their number."""
     nrt = 0
     for j in range(n):
-        nrt = _tier_insert(rs, rn, nrt, top_k, cand_s[j], np.int64(count_k[cand_k[j]]))
-    cw = _tiers_cutoff(rs, rn, nrt, top_k)
+        nrt = tier_insert(rs, rn, nrt, top_k, cand_s[j], np.int64(count_k[cand_k[j]]))
+    cw = tiers_cutoff(rs, rn, nrt, top_k)
     if cw < 0.0:
         return 0
     n_t = 0
@@ -211,7 +211,7 @@ def row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, r
 def column_pairs(n, ks, ss, cr, top_k, rej, alpha, col_s, col_n, col_nt, cand_q, cand_s):
     """A row's pairs (its ``cr`` calls, columns ``ks[:n]`` at J = ``ss[:n]``), in order, each
     added to its column's part list (the ``top_k`` best distinct similarities with calls, as
-    `setjoin_tiers._tier_insert`: skipped below ``rej[kk]``, the part's cutoff rounded down to
+    `setjoin_tiers.tier_insert`: skipped below ``rej[kk]``, the part's cutoff rounded down to
     float32, −1 until the list holds ``top_k`` calls), the cutoff and ``alpha[kk]``
     (`window_pass`' bound) raised with it, and the pair written as a candidate (kk, s) when s
     is at or above the part's cutoff after the insert.  The parts' lists merge exactly at the
@@ -306,8 +306,8 @@ def sample_positions(k0, k1, p0, heavy_bits, heavy_ptr, heavy_k, heavy_calls, se
         n += 1 - np.int64((heavy_bits[k >> 6] >> np.uint64(k & 63)) & np.uint64(1))
     n_base = n
     for b in range(heavy_ptr.shape[0] - 1):
-        lo = _lower_bound(heavy_k, heavy_ptr[b], heavy_ptr[b + 1], k0)
-        hi = _lower_bound(heavy_k, lo, heavy_ptr[b + 1], k1)
+        lo = lower_bound(heavy_k, heavy_ptr[b], heavy_ptr[b + 1], k0)
+        hi = lower_bound(heavy_k, lo, heavy_ptr[b + 1], k1)
         if lo >= hi:
             continue
         if p0 * np.float64(np.int64(1) << b) >= 1.0:           # every set of the bucket is certain (p = 1)
@@ -378,7 +378,7 @@ def finish_row_tiers(n_rows, n_cols, k, parts):
     col_s = np.stack([p["col_s"] for p in parts])
     col_n = np.stack([p["col_n"] for p in parts])
     col_nt = np.stack([p["col_nt"] for p in parts])
-    cutoff_c = _column_cutoffs(col_s, col_n, col_nt, int(k))
+    cutoff_c = column_cutoffs(col_s, col_n, col_nt, int(k))
     cq = np.concatenate([p["cq"] for p in parts])
     cr = np.concatenate([p["cr"] for p in parts])
     cs = np.concatenate([p["cs"] for p in parts])

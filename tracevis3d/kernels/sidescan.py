@@ -30,7 +30,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from .jsonevent import (F_TS, FL_ID, FL_NAME_ESC, FL_PID_STR, FL_SLOW, FL_TID_STR, I_ARGS_OFF, I_CAT_OFF,
                         I_EV_OFF, I_ID, I_NAME_OFF, I_PID, I_TID, K_ARGS, K_BP, K_CAT, K_ID, K_NAME,
                         K_OTHER, K_PH, K_PID, K_S, K_TID, K_TS, S_ARGS_LEN, S_BP, S_CAT_LEN, S_EV_LEN,
-                        S_FLAGS, S_NAME_LEN, S_ORD, S_PH, _key_code)
+                        S_FLAGS, S_NAME_LEN, S_ORD, S_PH, next_key)
 from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
 from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
                          FO_KEY, FO_ORD, MAX_PAIRS, N_SHAPES, RC_BP, RC_CID, RC_HAS_ID, RC_M, RC_ON, RC_PH, RC_PID,
@@ -364,33 +364,11 @@ def scan_fast(buf, i, seen, tab, slot, cnt, fl, ov, oi, os_, stack, shp):
     seen_keys = 1 << K_PH
     rec = shp[N_SHAPES, RC_ON] != 0
     while True:
-        p = skip_ws(buf, p)
-        if p >= n:
+        p, key, seen_keys = next_key(buf, p, n, seen_keys)
+        if p < 0:
             return -1
-        c = buf[p]
-        if c == 125:  # }
+        if key < 0:  # the event's closing brace, at p
             break
-        if c != 44:  # ,
-            return -1
-        p = skip_ws(buf, p + 1)
-        if p >= n or buf[p] != 34:
-            return -1
-        ke, esc = scan_string(buf, p)
-        if ke < 0 or esc:
-            return -1
-        kl = ke - p - 2
-        key = _key_code(buf, p + 1, kl) if kl > 0 else K_OTHER
-        if key != K_OTHER:
-            bit = 1 << key
-            if seen_keys & bit:
-                return -1
-            seen_keys |= bit
-        p = skip_ws(buf, ke)
-        if p >= n or buf[p] != 58:
-            return -1
-        p = skip_ws(buf, p + 1)
-        if p >= n:
-            return -1
         c = buf[p]
         if key == K_NAME or key == K_CAT:
             j, esc = string_value(buf, p)

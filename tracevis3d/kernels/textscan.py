@@ -44,10 +44,13 @@ from numba.extending import intrinsic
 OK = 0
 FLOODED = 1
 
-_FNV_BASIS = np.uint64(14695981039346656037)
-_K1 = np.uint64(0x9E3779B97F4A7C15)
-_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_WORD_MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)], np.uint64)
+#: FNV-1a's 64-bit offset basis (the hashes' start)
+FNV_BASIS = np.uint64(14695981039346656037)
+#: the hashes' odd multipliers (the golden ratio's and xxHash's PRIME64_2)
+K1 = np.uint64(0x9E3779B97F4A7C15)
+K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+#: WORD_MASK[k]: the low k bytes of a little-endian word
+WORD_MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)], np.uint64)
 
 
 def _buffer_ok(buf) -> bool:
@@ -115,7 +118,7 @@ def either_mask32(typingctx, buf, pos, b1, b2):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _mix64(x):
+def mix64(x):
     """splitmix64's finaliser: a bijection of uint64 that spreads every input bit."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -134,20 +137,20 @@ def span_hash(buf, lo, hi, basis):
     if ln >= 8:
         k = lo
         while k + 8 <= hi:
-            h = (h ^ load_u64(buf, k)) * _K1
+            h = (h ^ load_u64(buf, k)) * K1
             h = (h << np.uint64(31)) | (h >> np.uint64(33))
             k += 8
         if k < hi:
-            h = (h ^ load_u64(buf, hi - 8)) * _K2
+            h = (h ^ load_u64(buf, hi - 8)) * K2
     elif ln > 0:
         if lo + 8 <= n:
-            w = load_u64(buf, lo) & _WORD_MASK[ln]
+            w = load_u64(buf, lo) & WORD_MASK[ln]
         else:
             w = np.uint64(0)
             for x in range(ln):
                 w |= np.uint64(buf[lo + x]) << np.uint64(8 * x)
-        h = (h ^ w) * _K1
-    return _mix64(h ^ np.uint64(ln))
+        h = (h ^ w) * K1
+    return mix64(h ^ np.uint64(ln))
 
 
 @njit(cache=True, nogil=True)
@@ -163,7 +166,7 @@ def _same_bytes(buf, a, b, ln):
         if ln >= 8:
             return load_u64(buf, a + ln - 8) == load_u64(buf, b + ln - 8)
         if a + 8 <= n and b + 8 <= n:
-            return (load_u64(buf, a) ^ load_u64(buf, b)) & _WORD_MASK[ln] == np.uint64(0)
+            return (load_u64(buf, a) ^ load_u64(buf, b)) & WORD_MASK[ln] == np.uint64(0)
         for x in range(k, ln):
             if buf[a + x] != buf[b + x]:
                 return False
@@ -187,28 +190,32 @@ def common_prefix(buf, a, b, limit):
 
 
 @njit(cache=True, nogil=True)
-def _grow_i64(a, need):
+def grow_i64(a, need):
+    """A new int64 array of max(2 len(a), need) elements holding ``a`` in front (capacity doubling; the rest unset)."""
     b = np.empty(max(2 * a.shape[0], need), np.int64)
     b[: a.shape[0]] = a
     return b
 
 
 @njit(cache=True, nogil=True)
-def _grow_u64(a, need):
+def grow_u64(a, need):
+    """A new uint64 array of max(2 len(a), need) elements holding ``a`` in front (capacity doubling; the rest unset)."""
     b = np.empty(max(2 * a.shape[0], need), np.uint64)
     b[: a.shape[0]] = a
     return b
 
 
 @njit(cache=True, nogil=True)
-def _grow_f64(a, need):
+def grow_f64(a, need):
+    """A new float64 array of max(2 len(a), need) elements holding ``a`` in front (capacity doubling; the rest
+    unset)."""
     b = np.empty(max(2 * a.shape[0], need), np.float64)
     b[: a.shape[0]] = a
     return b
 
 
 @njit(cache=True, nogil=True)
-def _rehash(hashes, n):
+def rehash(hashes, n):
     """A table of twice the slots a table of ``n`` keys with ``hashes`` needs (power of two,
     load ≤ 1/4), the keys re-inserted."""
     cap = 64
@@ -239,7 +246,7 @@ def _same_in_arena(arena, a, buf, b, ln):
 
 
 @njit(cache=True, nogil=True)
-def _to_arena(arena, used, buf, s0, s1, d0, d1):
+def to_arena(arena, used, buf, s0, s1, d0, d1):
     """``arena`` (grown when needed, 8 bytes of slack kept at its end) with ``buf[s0:s1]`` and
     ``buf[d0:d1]`` (a frame's symbol and dso; d0 == d1 for a frame of one span) appended at
     ``used``.  The scans compare a hit's bytes with these packed copies, which stay in cache,
@@ -256,7 +263,7 @@ def _to_arena(arena, used, buf, s0, s1, d0, d1):
 
 @njit(cache=True, nogil=True, inline="always")
 def _node_hash(parent, fid, basis):
-    return _mix64((np.uint64(parent + 1) * _K1) ^ (np.uint64(fid) + basis))
+    return mix64((np.uint64(parent + 1) * K1) ^ (np.uint64(fid) + basis))
 
 
 @njit(cache=True, nogil=True)
@@ -347,8 +354,8 @@ def _split_frames(buf, s, hi, cs, ce):
                 eol = x
                 break
             if m == cs.shape[0]:
-                cs = _grow_i64(cs, m + 1)
-                ce = _grow_i64(ce, m + 1)
+                cs = grow_i64(cs, m + 1)
+                ce = grow_i64(ce, m + 1)
             cs[m] = fs
             ce[m] = x
             m += 1
@@ -362,8 +369,8 @@ def _split_frames(buf, s, hi, cs, ce):
                 break
             if c == 59:
                 if m == cs.shape[0]:
-                    cs = _grow_i64(cs, m + 1)
-                    ce = _grow_i64(ce, m + 1)
+                    cs = grow_i64(cs, m + 1)
+                    ce = grow_i64(ce, m + 1)
                 cs[m] = fs
                 ce[m] = j
                 m += 1
@@ -429,11 +436,11 @@ def _add_frame(buf, fo, fl, fh, slot, lineno, basis, f_off, f_len, f_line, f_aof
     ``nf`` at ``slot`` of the table (`_find_frame` found it free).  Returns the frames' arrays,
     arena, its bytes used and table (grown ones are new arrays).  Called once per distinct frame."""
     if nf == f_off.shape[0]:
-        f_off = _grow_i64(f_off, nf + 1)
-        f_len = _grow_i64(f_len, nf + 1)
-        f_line = _grow_i64(f_line, nf + 1)
-        f_aoff = _grow_i64(f_aoff, nf + 1)
-    arena = _to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
+        f_off = grow_i64(f_off, nf + 1)
+        f_len = grow_i64(f_len, nf + 1)
+        f_line = grow_i64(f_line, nf + 1)
+        f_aoff = grow_i64(f_aoff, nf + 1)
+    arena = to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
     f_aoff[nf] = a_used
     a_used += fl
     f_off[nf] = fo
@@ -467,8 +474,8 @@ def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
         slot = (slot + np.uint64(1)) & mask
     if node < 0:
         if nn == n_parent.shape[0]:
-            n_parent = _grow_i64(n_parent, nn + 1)
-            n_frame = _grow_i64(n_frame, nn + 1)
+            n_parent = grow_i64(n_parent, nn + 1)
+            n_frame = grow_i64(n_frame, nn + 1)
         n_parent[nn] = parent
         n_frame[nn] = fid
         n_table[slot, 0] = parent
@@ -509,7 +516,7 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     are appended without a lookup.  The first line out of that order (or cut at ``max_depth``)
     puts the nodes into their table (`_node_table`) and every node is looked up from then on.
     """
-    basis = _FNV_BASIS ^ np.uint64(seed)
+    basis = FNV_BASIS ^ np.uint64(seed)
     # distinct frames
     f_off = np.empty(1024, np.int64)
     f_len = np.empty(1024, np.int64)
@@ -572,8 +579,8 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
         while send > p and (buf[send - 1] == 32 or buf[send - 1] == 9):
             send -= 1
         if nl == l_node.shape[0]:
-            l_node = _grow_i64(l_node, nl + 1)
-            l_weight = _grow_f64(l_weight, nl + 1)
+            l_node = grow_i64(l_node, nl + 1)
+            l_weight = grow_f64(l_weight, nl + 1)
         if nd > 15 or scale > 1e22:
             if nrp == rp.shape[0]:
                 r2 = np.empty((2 * nrp, 3), np.int64)
@@ -588,8 +595,8 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
             l_weight[nl] = ip / scale
         # the last frame ends at the stack's end
         if m == cs.shape[0]:
-            cs = _grow_i64(cs, m + 1)
-            ce = _grow_i64(ce, m + 1)
+            cs = grow_i64(cs, m + 1)
+            ce = grow_i64(ce, m + 1)
         cs[m] = fs
         ce[m] = max(send, fs)
         m += 1
@@ -616,8 +623,8 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
             n_table = _node_table(n_parent, n_frame, nn, basis)
             hashing = True
         if depth > pf_end.shape[0]:
-            pf_end = _grow_i64(pf_end, depth)
-            pf_node = _grow_i64(pf_node, depth)
+            pf_end = grow_i64(pf_end, depth)
+            pf_node = grow_i64(pf_node, depth)
         parent = pf_node[k - 1] if k > 0 else np.int64(-1)
         for a in range(m):
             lookups += 1
@@ -637,8 +644,8 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
                 probes += pr
             else:
                 if nn == n_parent.shape[0]:
-                    n_parent = _grow_i64(n_parent, nn + 1)
-                    n_frame = _grow_i64(n_frame, nn + 1)
+                    n_parent = grow_i64(n_parent, nn + 1)
+                    n_frame = grow_i64(n_frame, nn + 1)
                 n_parent[nn] = parent
                 n_frame[nn] = fid
                 node = nn
