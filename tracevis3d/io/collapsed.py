@@ -36,14 +36,13 @@ Counts past ``max_abs_time`` or not finite weigh 0 (``sample_weight``, from the 
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 
 from ..filenumbers import read_id
-from ..model import TraceFormatError, TraceWarning
+from ..model import TraceFormatError
 from .limits import DEFAULT_LIMITS
-from .stacks import FrameTable, StackProfile, gc_paused, merged_trace, source_name
+from .stacks import FrameTable, Repairs, StackProfile, gc_paused, merged_trace, source_name
 
 __all__ = ["load_collapsed", "text_buffer", "Repairs", "frame_table", "decode_spans", "lane_tables"]
 
@@ -57,32 +56,6 @@ _AUSTIN_LANE = re.compile(r'^(?:P([0-9]+)|T(?:([0-9]+):)?(0x[0-9A-Fa-f]+|[0-9A-F
 _AUSTIN_FIRST = re.compile(rb'^P\d+;T(?:\d+:)?(?:0x)?[0-9A-Fa-f]+[; ]')
 #: the most header or trailer comment bytes looked at
 MAX_COMMENT_BYTES = 1 << 16
-
-
-class Repairs:
-    """Repairs a reader made (code → count, first where, what was done), merged into the
-    built trace's ``meta["repairs"]`` and warned once each by `apply`."""
-
-    def __init__(self):
-        self.items: dict = {}
-
-    def add(self, code: str, count: int, first: str, action: str):
-        if count <= 0:
-            return
-        r = self.items.setdefault(code, {"count": 0, "first": first, "action": action})
-        r["count"] += int(count)
-
-    def apply(self, trace, source: str, warn: bool):
-        reps = trace.meta.setdefault("repairs", {})
-        for code, r in self.items.items():
-            if code in reps:
-                reps[code]["count"] += r["count"]
-            else:
-                reps[code] = dict(r)
-            if warn:
-                warnings.warn(TraceWarning(f"{source}: {r['count']} × {code} (first: {r['first']}): {r['action']}"),
-                              stacklevel=3)
-        return trace
 
 
 def text_buffer(data, source: str, rep: Repairs) -> tuple:

@@ -351,18 +351,8 @@ class KeyedFrames(FrameTable):
         """The id of the frame with ``key``, added (as ``name``, ``file``, ``line``) when new."""
         k = self.by_key.get(key)
         if k is None:
-            nm = self._clean(name) or "(anonymous)"
-            fl = self._clean(file)
-            try:
-                ln = int(line)
-            except (TypeError, ValueError, OverflowError):
-                ln = -1
-            ln = ln if 0 <= ln < 2 ** 31 - 1 else -1
-            k = self.by_key[key] = len(self.names)
+            k = self.by_key[key] = self.append_frame(name, file, line)
             self.index.setdefault((name, file, line), k)
-            self.names.append(nm)
-            self.files.append(fl)
-            self.lines.append(ln)
         return k
 
 

@@ -93,17 +93,23 @@ class FrameTable:
         key = (name, file, line)
         k = self.index.get(key)
         if k is None:
-            nm = self._clean(name) or "(anonymous)"
-            fl = self._clean(file)
-            try:
-                ln = int(line)
-            except (TypeError, ValueError, OverflowError):
-                ln = -1
-            ln = ln if 0 <= ln < 2 ** 31 - 1 else -1
-            k = self.index[key] = len(self.names)
-            self.names.append(nm)
-            self.files.append(fl)
-            self.lines.append(ln)
+            k = self.index[key] = self.append_frame(name, file, line)
+        return k
+
+    def append_frame(self, name, file, line) -> int:
+        """Append a new frame (its name cleaned, "(anonymous)" when empty; its line -1 unless an
+        int in 0..2^31-2) and return its id; the caller indexes it."""
+        nm = self._clean(name) or "(anonymous)"
+        fl = self._clean(file)
+        try:
+            ln = int(line)
+        except (TypeError, ValueError, OverflowError):
+            ln = -1
+        ln = ln if 0 <= ln < 2 ** 31 - 1 else -1
+        k = len(self.names)
+        self.names.append(nm)
+        self.files.append(fl)
+        self.lines.append(ln)
         return k
 
 
@@ -139,8 +145,9 @@ class StackProfile:
     extra: dict = field(default_factory=dict)
 
 
-class _Repairs:
-    """Repairs made while building (code → count, first where, what was done)."""
+class Repairs:
+    """Repairs a reader made (code → count, first where, what was done), merged into the
+    built trace's ``meta["repairs"]`` and warned once each by `apply`."""
 
     def __init__(self):
         self.items: dict = {}
@@ -150,6 +157,18 @@ class _Repairs:
             return
         r = self.items.setdefault(code, {"count": 0, "first": first, "action": action})
         r["count"] += int(count)
+
+    def apply(self, trace, source: str, warn: bool):
+        reps = trace.meta.setdefault("repairs", {})
+        for code, r in self.items.items():
+            if code in reps:
+                reps[code]["count"] += r["count"]
+            else:
+                reps[code] = dict(r)
+            if warn:
+                warnings.warn(TraceWarning(f"{source}: {r['count']} × {code} (first: {r['first']}): {r['action']}"),
+                              stacklevel=3)
+        return trace
 
 
 def _as_i64(a, what: str, source: str) -> np.ndarray:
@@ -161,7 +180,7 @@ def _as_i64(a, what: str, source: str) -> np.ndarray:
     return a.astype(np.int64, copy=False)
 
 
-def _stack_forest(p: StackProfile, n_frames: int, limits, source: str, rep: _Repairs) -> tuple:
+def _stack_forest(p: StackProfile, n_frames: int, limits, source: str, rep: Repairs) -> tuple:
     """The profile's stack table checked and made a forest: (parent, frame, depth) with ids out
     of range cut (a parent out of range makes a root; a frame out of range is "(unknown)"),
     cycles and chains deeper than ``limits.max_stack_depth`` cut."""
@@ -205,7 +224,7 @@ def _canonical(p: StackProfile, parent, frame, depth, intact: bool) -> tuple:
     return ks.canonical_nodes(parent, frame, depth)
 
 
-def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: _Repairs) -> tuple:
+def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: Repairs) -> tuple:
     """(stack per sample, weight per sample) checked: a stack out of range is an empty sample,
     a weight that is negative or not finite is 0."""
     s = _as_i64(p.sample_stack, "sample stacks", source)
@@ -309,7 +328,7 @@ def _left_heavy_all(items: list, counts: list, max_calls: int, too_many: str) ->
 
 
 def _finish(calls: tuple, profiles: list, frames: FrameTable, unknown: bool, *, source: str, fmt: str, kind_rules,
-            meta: dict, rep: _Repairs, cat: str, warn: bool) -> Trace:
+            meta: dict, rep: Repairs, cat: str, warn: bool) -> Trace:
     """The Trace of ``calls`` (`_expand_all`: every thread's calls in pre-order, thread after
     thread) on the threads ``profiles``."""
     with gc_paused():
@@ -350,7 +369,7 @@ def timed_trace(frames: FrameTable, profiles: list, *, source: str, fmt: str, li
     to the profiles' interval (the stated one, else the median step between samples) and
     ``meta["n_samples"]`` to their count.  Times are µs from the earliest sample
     (``meta["clock_origin"]``: its absolute time)."""
-    rep = _Repairs()
+    rep = Repairs()
     max_calls = limits.sample_calls(input_bytes)
     unknown = False
     built = []
@@ -428,7 +447,7 @@ def merged_trace(frames: FrameTable, profiles: list, *, unit: str, source: str, 
     bytes, Ir...), not time.  ``sample_time`` of the profiles is ignored."""
     from ..kernels import stacks as ks
 
-    rep = _Repairs()
+    rep = Repairs()
     max_calls = limits.sample_calls(input_bytes)
     unknown = False
     items = []
