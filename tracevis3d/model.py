@@ -711,6 +711,33 @@ def length_mismatch(t: Trace) -> str | None:
     return None
 
 
+def flow_instant_mismatch(t: Trace, n: int, nt: int) -> str | None:
+    """The first flow or instant table of ``t`` that disagrees, as a message: flow_from/flow_to/
+    flow_cat against ``flow_id``'s length, a flow end outside the ``n`` calls, a flow category
+    outside its names, an instant table against ``instant_ts``'s length, an instant's name or
+    thread (-1: none) outside its table (``nt`` threads); None when all agree (`Trace.check`,
+    `io.native.validate_trace`)."""
+    for name in ("flow_from", "flow_to"):
+        a = getattr(t, name)
+        if a.shape[0] != t.flow_id.shape[0]:
+            return f"{name} length differs from flow_id"
+        if a.size and (a.min() < 0 or a.max() >= n):
+            return f"{name} refers to a call outside 0..{n - 1}"
+    if t.flow_cat.shape[0] != t.flow_id.shape[0]:
+        return "flow_cat length differs from flow_id"
+    if t.flow_cat.size and (t.flow_cat.min() < 0 or t.flow_cat.max() >= len(t.flow_cat_names)):
+        return "flow_cat outside flow_cat_names"
+    ni = t.instant_ts.shape[0]
+    for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
+        if getattr(t, name).shape[0] != ni:
+            return f"{name} length differs from instant_ts"
+    if ni and (t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names)):
+        return "instant_name outside instant_names"
+    if ni and (t.instant_thread.min() < -1 or t.instant_thread.max() >= nt):
+        return "instant_thread outside the thread table"
+    return None
+
+
 def _check(t: Trace) -> None:
     n = len(t)
     for name, dt in ARRAY_DTYPES.items():
@@ -736,24 +763,9 @@ def _check(t: Trace) -> None:
         return
     _check_calls(t, n, nf, nt)
     # flows, instants, args
-    for name in ("flow_from", "flow_to"):
-        a = getattr(t, name)
-        if a.shape[0] != t.flow_id.shape[0]:
-            _fail(f"{name} length differs from flow_id")
-        if a.size and (a.min() < 0 or a.max() >= n):
-            _fail(f"{name} refers to a call outside 0..{n - 1}")
-    if t.flow_cat.shape[0] != t.flow_id.shape[0]:
-        _fail("flow_cat length differs from flow_id")
-    if t.flow_cat.size and (t.flow_cat.min() < 0 or t.flow_cat.max() >= len(t.flow_cat_names)):
-        _fail("flow_cat outside flow_cat_names")
-    ni = t.instant_ts.shape[0]
-    for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
-        if getattr(t, name).shape[0] != ni:
-            _fail(f"{name} length differs from instant_ts")
-    if ni and (t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names)):
-        _fail("instant_name outside instant_names")
-    if ni and (t.instant_thread.min() < -1 or t.instant_thread.max() >= nt):
-        _fail("instant_thread outside the thread table")
+    problem = flow_instant_mismatch(t, n, nt)
+    if problem:
+        _fail(problem)
     check_side(t, nt, _fail)
     na = t.args_call.shape[0]
     if t.args_ptr.shape[0] != na + 1 or t.args_ptr[0] != 0 or t.args_ptr[-1] != t.args_blob.shape[0]:

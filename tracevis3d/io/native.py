@@ -23,7 +23,8 @@ from numpy.lib import format as npformat
 
 from ..kernels import jsonvalid as jv
 from ..kernels.tree import BAD_CALL, first_bad_call
-from ..model import ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError, length_mismatch
+from ..model import (ARRAY_DTYPES, CALL_DTYPES, KIND_NAMES, STRING_TABLES, Trace, TraceFormatError, flow_instant_mismatch,
+                     length_mismatch)
 from ..model_side import ADDED_ARRAYS, ADDED_TABLES, OPTIONAL_TABLES, check_side
 from . import mapguard
 from .atomic import replaced_whole
@@ -520,26 +521,11 @@ def validate_trace(t: Trace, source: str, lim: Limits) -> None:
                              nf, nt, len(KIND_NAMES), span)
     if code:
         bad(f"call {i}: {BAD_CALL[code]}")
-    for name in ("flow_from", "flow_to"):
-        a = getattr(t, name)
-        if a.shape[0] != t.flow_id.shape[0]:
-            bad(f"{name} length differs from flow_id")
-        if a.size and (a.min() < 0 or a.max() >= n):
-            bad(f"{name} refers to a call outside 0..{n - 1}")
-    if t.flow_cat.shape[0] != t.flow_id.shape[0]:
-        bad("flow_cat length differs from flow_id")
-    if t.flow_cat.size and (t.flow_cat.min() < 0 or t.flow_cat.max() >= len(t.flow_cat_names)):
-        bad("flow_cat outside flow_cat_names")
-    ni = t.instant_ts.shape[0]
-    for name in ("instant_name", "instant_thread", "instant_scope", "instant_pid"):
-        if getattr(t, name).shape[0] != ni:
-            bad(f"{name} length differs from instant_ts")
-    if ni:
-        if t.instant_name.min() < 0 or t.instant_name.max() >= len(t.instant_names):
-            bad("instant_name outside instant_names")
+    problem = flow_instant_mismatch(t, n, nt)
+    if problem:
+        bad(problem)
+    if t.instant_ts.shape[0]:
         it, sc = t.instant_thread, t.instant_scope
-        if it.min() < -1 or it.max() >= nt:
-            bad("instant_thread outside the thread table")
         if not np.isin(sc, np.frombuffer(b"gpt", np.uint8)).all() or np.any((it >= 0) != (sc == ord("t"))):
             bad("instant_scope must be g, p or t, and t exactly for instants on a thread")
         if not (np.isfinite(t.instant_ts).all() and np.abs(t.instant_ts).max() <= span):
