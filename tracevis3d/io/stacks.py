@@ -248,16 +248,25 @@ def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: Repairs) 
 
 def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) -> dict:
     from ..kinds import classify_functions
-    from ..names import parse_function_name, plain_scoped_paths
+    from ..names import is_php_name, language_of_file, parse_function_name, plain_scoped_paths
 
     names = list(frames.names) + (["(unknown frame)"] if unknown else [])
     files = list(frames.files) + ([""] if unknown else [])
     lines = list(frames.lines) + ([-1] if unknown else [])
     # a plain scoped name without a file (most native frames) keeps its file and line, and its
-    # path is its scopes (`names.plain_scoped_paths`); the others are parsed one by one
+    # path is its scopes (`names.plain_scoped_paths`); so does one with ``::`` in a file that tells
+    # no language (a binary: perf's dso; parsed, it gives the same, tests/unit/test_stacks_names.py);
+    # the others are parsed one by one
     paths = plain_scoped_paths(names)
     f_files, f_lines = list(files), list(lines)
+    tells_language: dict = {}
     for k, (path, nm, fl, ln) in enumerate(zip(paths, names, files, lines)):
+        if path is not None and fl and "::" in nm:
+            lang = tells_language.get(fl)
+            if lang is None:
+                lang = tells_language[fl] = bool(language_of_file(fl))
+            if not lang and not is_php_name(nm, fl):
+                continue
         if path is None or fl:
             p = parse_function_name(nm, file=fl, line=ln)
             paths[k] = p.path
