@@ -142,7 +142,7 @@ def test_scan_matches_python_fallback():
     rng = random.Random(5)
     data = _random_file(rng, 500)
     buf = np.frombuffer(data, np.uint8)
-    a = collapsed_scan(buf, 0, buf.size, 99, 100_000)[1:]
+    a = collapsed_scan(buf, 0, buf.size, np.uint64(99), 100_000)[1:]
     b = _python_scan(buf, 100_000)
     for x, y in zip(a[:7], b[:7]):
         assert np.array_equal(x, y)

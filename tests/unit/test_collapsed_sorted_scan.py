@@ -42,7 +42,7 @@ def test_sorted_scan_equals_the_dictionary_scan(seed, order):
     data = _file(rng, rng.choice([5, 40, 300]), order)
     buf = np.frombuffer(data, np.uint8)
     depth = rng.choice([3, 100_000])
-    a = collapsed_scan(buf, 0, buf.size, 7, depth)[1:]
+    a = collapsed_scan(buf, 0, buf.size, np.uint64(7), depth)[1:]
     b = _python_scan(buf, depth)
     for x, y in zip(a[:7], b[:7]):
         assert np.array_equal(x, y)

@@ -37,7 +37,7 @@ def _scan(text: bytes, max_depth: int = 1000, python: bool = False):
     if python:
         res = collapsed._python_scan(buf, max_depth)
     else:
-        res = collapsed_scan(buf, 0, buf.size, 12345, max_depth)
+        res = collapsed_scan(buf, 0, buf.size, np.uint64(12345), max_depth)
         assert res[0] == OK
         res = res[1:]
     return res

@@ -224,6 +224,7 @@ def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
     lim = resolve_limits(options.pop("limits", None), options)
     fmt_key = options.pop("format", None)
     data, facts = open_whole(data, source, lim)
+    data = _read_only(data)
     fmt = by_key(fmt_key) if fmt_key is not None else detect(Head(data, whole=True, name=source)) or fallback()
     if not fmt.readable:
         raise TraceFormatError(f"{source}: a {fmt.title} file, which TraceVis3D recognises but does not read: "
@@ -239,6 +240,21 @@ def load_bytes(data, source: str = "<bytes>", **options) -> Trace:
     trace.meta["format_title"] = fmt.title
     _fit_text_tables(trace, lim.max_name_chars)
     return trace
+
+
+def _read_only(data):
+    """``data`` as the readers get it: a read-only view where it is a writable array or view (a
+    file read by `load`, inflated gzip data), as bytes already are.  A numba kernel compiles once
+    per argument type, and a read-only array is another type than a writable one: given one
+    type whichever way the bytes came, each reader's kernels compile once, and the warm-up's
+    signatures are the ones every later load meets (before, a file's first load by path after
+    the warm-up's bytes compiled the scanners again: perf script's 68 s CPU)."""
+    if isinstance(data, np.ndarray) and data.flags.writeable:
+        data = data.view()
+        data.flags.writeable = False
+    elif isinstance(data, memoryview) and not data.readonly:
+        data = data.toreadonly()
+    return data
 
 
 #: what a cut name adds past ``max_name_chars``: "…" and 8 hex digits of its hash (the Chrome

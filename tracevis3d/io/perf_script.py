@@ -53,7 +53,7 @@ def load_perf_script(data, *, source: str = "<bytes>", limits=None, kind_rules=N
     rep = Repairs()
     n_input = len(data) if not isinstance(data, np.ndarray) else data.nbytes
     buf, _ = text_buffer(data, source, rep)
-    want = np.frombuffer(str(event).encode("utf-8"), np.uint8) if event else np.zeros(0, np.uint8)
+    want = np.frombuffer(str(event).encode("utf-8") if event else b"", np.uint8)  # (read-only either way: one type)
     seed = process_hash_seed()
     res = perf_scan(buf, 0, buf.size, seed, int(lim.max_stack_depth), want)
     if res[0] == FLOODED:  # keys built to collide under this process's seed: once more under another
