@@ -21,6 +21,8 @@ bench: setup
 	.venv/bin/python bench/bench_compare_goal.py --goal
 	.venv/bin/python bench/bench_scale.py --overview --huge
 	.venv/bin/python bench/bench_synthetic.py
+	.venv/bin/python bench/bench_threads.py
+	.venv/bin/python bench/bench_regex.py
 fuzz: setup  # a long seeded run of the hostile-input fuzzer (not in CI; TV3D_FUZZ_SEEDS=N runs N)
 	.venv/bin/python tests/support/fuzz_hostile.py --seeds $${TV3D_FUZZ_SEEDS:-2000}
 extension: setup
