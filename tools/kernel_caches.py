@@ -201,6 +201,24 @@ def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) ->
     return "pre-built kernels: " + "; ".join(parts)
 
 
+def prebuild_all() -> str:
+    """The checkout's generic-CPU kernel caches for every usable interpreter (`interpreters`),
+    compiled into ``build/kernel-cache/`` where missing, as `prebuild` would for a staged copy of
+    the same sources (the caches are keyed by `sources_digest`, which a staged copy shares).
+    What ``make test`` runs before pytest: the extension test's build then finds them instead of
+    compiling Python 3.13's kernels beside the test sessions (on 2 busy cores, past its time
+    limit); a one-line summary."""
+    core = REPO / "tracevis3d"
+    parts = []
+    for python, info in interpreters():
+        out = KERNEL_CACHE / sources_digest(core, info)
+        built = (out / "manifest.json").is_file()
+        if not built:
+            _compile(python, REPO, out)
+        parts.append(f"Python {'.'.join(map(str, info['python'][:2]))}: {'built' if built else 'compiled'}")
+    return "kernel caches: " + ("; ".join(parts) or "no interpreter can make them here")
+
+
 def _has_kernels_of(cache_dir: Path, core: Path) -> bool:
     """Whether numba's cache folder ``cache_dir`` holds any index of the sources under ``core``
     (numba names a source folder's cache subfolder after its absolute path:
@@ -265,7 +283,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=Path, metavar="NUMBA_CACHE_DIR",
                     help="instead: install this interpreter's pre-built kernels into this numba cache folder for "
                          "the checkout's own sources (compiled first when the folder holds none of them)")
+    ap.add_argument("--all-interpreters", action="store_true",
+                    help="instead: compile the checkout's caches for every usable interpreter where missing "
+                         "(build/kernel-cache/; what the extension's and the wheel's builds then copy)")
     args = ap.parse_args(argv)
+    if args.all_interpreters:
+        try:
+            print(prebuild_all())
+        except (KernelCacheError, OSError, ValueError) as e:
+            print(f"kernel_caches: error: {e}", file=sys.stderr)
+            return 1
+        return 0
     if args.seed is not None:
         try:
             print(seed_cache(args.seed.resolve()))
