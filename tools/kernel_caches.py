@@ -190,15 +190,24 @@ def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) ->
     shutil.rmtree(shipped, ignore_errors=True)
     parts = []
     for python, info in pythons:
-        out = KERNEL_CACHE / sources_digest(core, info)
-        if not (out / "manifest.json").is_file():
-            _compile(python, Path(stage_root), out)
+        out, _ = built_cache(python, info, Path(stage_root))
         tag = json.loads((out / "manifest.json").read_text())["tag"]
         shutil.copytree(out, shipped / tag)
         n = sum(1 for _ in (shipped / tag).rglob("*.nbi"))
         size = sum(f.stat().st_size for f in (shipped / tag).rglob("*") if f.is_file())
         parts.append(f"{tag}: {n} kernel indexes, {size / 1e6:.1f} MB ({out.name})")
     return "pre-built kernels: " + "; ".join(parts)
+
+
+def built_cache(python: str, info: dict, root: Path) -> tuple[Path, bool]:
+    """The generic-CPU kernel cache of ``root``'s sources for ``python`` in ``build/kernel-cache/``
+    (keyed by `sources_digest`), compiled first where missing: (its folder, whether it was
+    compiled now)."""
+    out = KERNEL_CACHE / sources_digest(root / "tracevis3d", info)
+    if (out / "manifest.json").is_file():
+        return out, False
+    _compile(python, root, out)
+    return out, True
 
 
 def prebuild_all() -> str:
@@ -208,14 +217,10 @@ def prebuild_all() -> str:
     What ``make test`` runs before pytest: the extension test's build then finds them instead of
     compiling Python 3.13's kernels beside the test sessions (on 2 busy cores, past its time
     limit); a one-line summary."""
-    core = REPO / "tracevis3d"
     parts = []
     for python, info in interpreters():
-        out = KERNEL_CACHE / sources_digest(core, info)
-        built = (out / "manifest.json").is_file()
-        if not built:
-            _compile(python, REPO, out)
-        parts.append(f"Python {'.'.join(map(str, info['python'][:2]))}: {'built' if built else 'compiled'}")
+        _, compiled = built_cache(python, info, REPO)
+        parts.append(f"Python {'.'.join(map(str, info['python'][:2]))}: {'compiled' if compiled else 'built'}")
     return "kernel caches: " + ("; ".join(parts) or "no interpreter can make them here")
 
 
