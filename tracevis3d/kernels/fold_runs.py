@@ -9,6 +9,8 @@ than 2^31 of them.
 import numpy as np
 from numba import njit
 
+from .runs import dominant_child, runs_into
+
 
 @njit(cache=True, nogil=True)
 def sibling_runs32(func, start, end, parent, lane, max_gap):
@@ -19,27 +21,7 @@ def sibling_runs32(func, start, end, parent, lane, max_gap):
     head = np.empty(n, np.int32)
     run_end = np.zeros(n, np.float64)
     run_count = np.zeros(n, np.int32)
-    last_child = np.full(n, -1, np.int32)
-    n_lanes = 0
-    for i in range(n):
-        if lane[i] + 1 > n_lanes:
-            n_lanes = lane[i] + 1
-    last_root = np.full(max(n_lanes, 1), -1, np.int64)
-    for i in range(n):
-        p = parent[i]
-        j = last_child[p] if p >= 0 else last_root[lane[i]]
-        if j >= 0 and func[j] == func[i] and start[i] - end[j] <= max_gap[lane[i]]:
-            h = head[j]
-        else:
-            h = i
-        head[i] = h
-        run_count[h] += 1
-        if end[i] > run_end[h]:
-            run_end[h] = end[i]
-        if p >= 0:
-            last_child[p] = i
-        else:
-            last_root[lane[i]] = i
+    runs_into(head, run_end, run_count, np.full(n, -1, np.int32), func, start, end, parent, lane, max_gap)
     return head, run_end, run_count
 
 
@@ -87,33 +69,7 @@ def rows_and_name_widths(parent, end_index, head, func, start, end, width_px, ru
         c = p + 1
         if c >= end_index[p]:
             continue
-        rs = start[c]
-        re_ = 0.0
-        tot = 0.0
-        nc = 0
-        nt = 0
-        while c < end_index[p]:
-            f = func[c]
-            d = end[c] - start[c]
-            if cnt[f] == 0:
-                touched[nt] = f
-                nt += 1
-            acc[f] += d
-            cnt[f] += 1
-            tot += d
-            nc += 1
-            re_ = end[c]
-            c = end_index[c]
-        best = -1
-        for k in range(nt):
-            f = touched[k]
-            if best < 0 or acc[f] > acc[best]:
-                best = f
-        dt, dc = acc[best], cnt[best]
-        for k in range(nt):
-            f = touched[k]
-            acc[f] = 0.0
-            cnt[f] = 0
+        nc, rs, re_, tot, best, dt, dc = dominant_child(p, func, start, end, end_index, acc, cnt, touched)
         dominated = nc >= 2 and dt >= row_share * max(tot, 1e-300)
         row_px = (re_ - rs) / us_per_px
         # its children's widths: themselves, their runs, and this row where they are of its function

@@ -23,7 +23,17 @@ def sibling_runs(func, start, end, parent, lane, max_gap):
     head = np.empty(n, np.int64)
     run_end = np.zeros(n, np.float64)
     run_count = np.zeros(n, np.int64)
-    last_child = np.full(n, -1, np.int64)
+    runs_into(head, run_end, run_count, np.full(n, -1, np.int64), func, start, end, parent, lane, max_gap)
+    return head, run_end, run_count
+
+
+@njit(cache=True, nogil=True)
+def runs_into(head, run_end, run_count, last_child, func, start, end, parent, lane, max_gap):
+    """`sibling_runs` written into the caller's arrays (their dtypes: `sibling_runs`'
+    int64, `kernels.fold_runs.sibling_runs32`'s int32): ``run_end`` and ``run_count``
+    zeros, ``last_child`` -1 (scratch, one a call).  Call i continues the run of its
+    previous sibling j when func[i] == func[j] and start[i] - end[j] <= max_gap[lane[i]]."""
+    n = func.shape[0]
     n_lanes = 0
     for i in range(n):
         if lane[i] + 1 > n_lanes:
@@ -44,7 +54,6 @@ def sibling_runs(func, start, end, parent, lane, max_gap):
             last_child[p] = i
         else:
             last_root[lane[i]] = i
-    return head, run_end, run_count
 
 
 @njit(cache=True, nogil=True)
@@ -70,36 +79,50 @@ def child_rows(func, start, end, end_index, n_func):
     cnt = np.zeros(max(n_func, 1), np.int64)
     touched = np.empty(max(n, 1), np.int64)
     for p in range(n):
-        c = p + 1
-        if c >= end_index[p]:
+        if p + 1 >= end_index[p]:
             continue
-        row_start[p] = start[c]
-        nt = 0
-        while c < end_index[p]:
-            f = func[c]
-            d = end[c] - start[c]
-            if cnt[f] == 0:
-                touched[nt] = f
-                nt += 1
-            acc[f] += d
-            cnt[f] += 1
-            total[p] += d
-            n_children[p] += 1
-            row_end[p] = end[c]
-            c = end_index[c]
-        best = -1
-        for k in range(nt):
-            f = touched[k]
-            if best < 0 or acc[f] > acc[best]:
-                best = f
-        dom_func[p] = best
-        dom_time[p] = acc[best]
-        dom_count[p] = cnt[best]
-        for k in range(nt):
-            f = touched[k]
-            acc[f] = 0.0
-            cnt[f] = 0
+        n_children[p], row_start[p], row_end[p], total[p], dom_func[p], dom_time[p], dom_count[p] = \
+            dominant_child(p, func, start, end, end_index, acc, cnt, touched)
     return n_children, row_start, row_end, dom_func, dom_time, dom_count, total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def dominant_child(p, func, start, end, end_index, acc, cnt, touched):
+    """The row of call p's children (p + 1, end_index[p + 1], ...; at least one):
+    ``(n_children, row_start, row_end, total, dom_func, dom_time, dom_count)``: how many,
+    the first child's start, the last child's end, the sum of (end - start) over them, and
+    the function whose children take the most time (the first met on ties), that time and
+    its number of children.  ``acc`` and ``cnt`` (one a function) are zero on entry and
+    on return; ``touched`` holds the functions met (scratch)."""
+    c = p + 1
+    rs = start[c]
+    re_ = 0.0
+    tot = 0.0
+    nc = 0
+    nt = 0
+    while c < end_index[p]:
+        f = func[c]
+        d = end[c] - start[c]
+        if cnt[f] == 0:
+            touched[nt] = f
+            nt += 1
+        acc[f] += d
+        cnt[f] += 1
+        tot += d
+        nc += 1
+        re_ = end[c]
+        c = end_index[c]
+    best = -1
+    for k in range(nt):
+        f = touched[k]
+        if best < 0 or acc[f] > acc[best]:
+            best = f
+    dt, dc = acc[best], cnt[best]
+    for k in range(nt):
+        f = touched[k]
+        acc[f] = 0.0
+        cnt[f] = 0
+    return nc, rs, re_, tot, best, dt, dc
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,38 @@
+"""Brute-force twins of the kernel helpers that several kernels share (issue 81: one piece
+for each repeated piece of logic)."""
+import numpy as np
+
+import tracevis3d as tv
+from tracevis3d.kernels.runs import dominant_child
+
+
+def _trace():
+    return tv.synthetic(3000, threads=3)
+
+
+def test_dominant_child_is_the_heaviest_function_of_a_row():
+    t = _trace()
+    nf = len(t.function_names)
+    acc, cnt, touched = np.zeros(nf), np.zeros(nf, np.int64), np.empty(nf, np.int64)
+    checked = 0
+    for p in range(t.func.shape[0]):
+        kids = []
+        c = p + 1
+        while c < t.end_index[p]:
+            kids.append(c)
+            c = t.end_index[c]
+        if not kids:
+            continue
+        time_of = {}
+        for c in kids:  # first met wins ties, as the kernel's strict comparison does
+            time_of.setdefault(int(t.func[c]), [0.0, 0])
+            time_of[int(t.func[c])][0] += t.end[c] - t.start[c]
+            time_of[int(t.func[c])][1] += 1
+        best = max(time_of, key=lambda f: (time_of[f][0], -list(time_of).index(f)))
+        got = dominant_child(p, t.func, t.start, t.end, t.end_index, acc, cnt, touched)
+        assert got[:4] == (len(kids), t.start[kids[0]], t.end[kids[-1]],
+                           sum(t.end[c] - t.start[c] for c in kids))
+        assert got[4:] == (best, time_of[best][0], time_of[best][1])
+        assert not acc.any() and not cnt.any()
+        checked += 1
+    assert checked > 100
