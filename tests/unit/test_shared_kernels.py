@@ -36,3 +36,19 @@ def test_dominant_child_is_the_heaviest_function_of_a_row():
         assert not acc.any() and not cnt.any()
         checked += 1
     assert checked > 100
+
+
+def test_child_key_is_the_function_then_the_childrens_classes_with_their_hash_chain():
+    from tracevis3d.kernels.gamma import child_key, keyed_start, keyed_step
+
+    t = _trace()
+    seed = np.uint64(7)
+    cls = (np.arange(t.func.shape[0]) * 7919 % 101).astype(np.int32)
+    buf = np.empty(t.func.shape[0] + 1, np.int32)
+    for i in range(0, t.func.shape[0], 7):
+        key = [int(t.func[i])] + [int(cls[c]) for c in range(i + 1, t.end_index[i]) if t.parent[c] == i]
+        h = np.uint64(keyed_start(key[0], seed))
+        for x in key[1:]:
+            h = np.uint64(keyed_step(h, x))
+        m, got = child_key(i, t.func, t.end_index, cls, buf, seed)
+        assert list(buf[:m]) == key and got == h

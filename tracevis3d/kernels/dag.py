@@ -21,7 +21,7 @@ sizes of the subtrees, then a pre-order expansion into the Trace arrays.
 import numpy as np
 from numba import njit
 
-from .gamma import find_key, store_new_key, table_size, keyed_start, keyed_step
+from .gamma import child_key, find_key, keys_grown, rehashed, store_new_key, table_size
 
 #: error codes of `dag_node_sizes` (0 = fine); the node index comes with them
 DAG_OK = 0
@@ -35,19 +35,6 @@ DAG_ERRORS = {
     DAG_TOO_BIG: "expands to more calls than the file declares",
     DAG_BAD_PTR: "child list pointers out of order",
 }
-
-
-@njit(cache=True, nogil=True)
-def _rehash(hashes, n_nodes, tsize):
-    """A table of ``tsize`` slots (a power of two) holding nodes 0..n_nodes-1 by their hashes."""
-    table = np.full(tsize, -1, np.int32)
-    tmask = tsize - 1
-    for k in range(n_nodes):
-        slot = np.int64(hashes[k] & np.uint64(tmask))
-        while table[slot] >= 0:
-            slot = (slot + 1) & tmask
-        table[slot] = k
-    return table
 
 
 @njit(cache=True, nogil=True)
@@ -86,28 +73,13 @@ def subtree_dag(func, end_index, seed):
             continue
         if 2 * (n_nodes + 1) > tsize:
             tsize *= 2
-            tmask = tsize - 1
-            table = _rehash(hashes, n_nodes, tsize)
-        buf[0] = func[i]
-        m = 1
-        h = keyed_start(func[i], seed)
-        c = i + 1
-        while c < end_index[i]:
-            buf[m] = node[c]
-            m += 1
-            h = keyed_step(h, node[c])
-            c = end_index[c]
+            table, tmask = rehashed(hashes, n_nodes, tsize)
+        m, h = child_key(i, func, end_index, node, buf, seed)
         slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
+            if n_nodes == hashes.shape[0]:
+                hashes, kptr = keys_grown(hashes, kptr, n_nodes)
             found = n_nodes
-            if n_nodes + 1 > cap:
-                cap *= 2
-                h2 = np.empty(cap, np.uint64)
-                h2[:n_nodes] = hashes[:n_nodes]
-                hashes = h2
-                p2 = np.zeros(cap + 1, np.int64)
-                p2[: n_nodes + 1] = kptr[: n_nodes + 1]
-                kptr = p2
             keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_nodes += 1
         node[i] = found

@@ -206,6 +206,74 @@ def find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m):
 
 
 @njit(cache=True, nogil=True)
+def rehashed(hashes, n_keys, tsize):
+    """A linear-probing table of ``tsize`` slots (a power of two) holding keys 0..n_keys-1 by
+    their ``hashes`` (slot = hash & (tsize - 1), then the next free one): (table, mask)."""
+    table = np.full(tsize, -1, np.int32)
+    tmask = tsize - 1
+    for k in range(n_keys):
+        slot = np.int64(hashes[k] & np.uint64(tmask))
+        while table[slot] >= 0:
+            slot = (slot + 1) & tmask
+        table[slot] = k
+    return table, tmask
+
+
+@njit(cache=True, nogil=True)
+def keys_grown(hashes, ptr, n_keys):
+    """``hashes`` / ``ptr`` (key offsets, ``ptr[0]`` = 0) with twice the room, the first
+    ``n_keys`` kept (``ptr`` past ``n_keys`` is written when a key is stored)."""
+    cap = 2 * hashes.shape[0]
+    h2 = np.empty(cap, np.uint64)
+    h2[:n_keys] = hashes[:n_keys]
+    p2 = np.empty(cap + 1, np.int64)
+    p2[:n_keys + 1] = ptr[:n_keys + 1]
+    return h2, p2
+
+
+@njit(cache=True, nogil=True)
+def child_key(i, func, end_index, cls, buf, seed):
+    """The ordered key of call i over its children c_1..c_k in call order (SEAT Sec. 2.9):
+    ``buf[:m]`` = (func[i], cls[c_1], ..., cls[c_k]), m = k + 1, and its keyed hash chain
+    h = keyed_step(... keyed_step(keyed_start(func[i], seed), cls[c_1]) ..., cls[c_k]).
+    Returns (m, h)."""
+    buf[0] = func[i]
+    m = 1
+    h = keyed_start(func[i], seed)
+    c = i + 1
+    while c < end_index[i]:
+        buf[m] = cls[c]
+        m += 1
+        h = keyed_step(h, cls[c])
+        c = end_index[c]
+    return m, h
+
+
+@njit(cache=True, nogil=True)
+def set_scratch(n_func, seed):
+    """A Γ-set sweep's per-function scratch: stamps (all -1), each function's order-free key
+    ``zob[f] = keyed_start(f, seed)`` (a set's hash is their XOR) and a set buffer."""
+    stamp_f = np.full(n_func, -1, np.int64)
+    zob = np.empty(n_func, np.uint64)
+    for f in range(n_func):
+        zob[f] = keyed_start(f, seed)
+    return stamp_f, zob, np.empty(max(n_func, 1), np.int32)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def find_gamma(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf, table, tmask, hashes):
+    """Γ(i) gathered (`gather_set`) and looked up: (class, slot, h, m).  The class is the only
+    distinct child class when Γ(i) = Γ(child) (func[i] already in it), else the stored set
+    equal to ``buf[:m]`` (`find_set`: by its order-free hash h, confirmed by the stamps), or
+    -1 when the set is new (to be stored at ``slot``)."""
+    m, h, n_distinct, only = gather_set(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf)
+    if n_distinct == 1 and m == ptr[only + 1] - ptr[only]:
+        return only, -1, h, m
+    slot, found = find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m)
+    return found, slot, h, m
+
+
+@njit(cache=True, nogil=True)
 def subtree_gamma_classes(func, end_index, n_func, seed):
     """Γ-set class of every call (TraceDiff Sec. III, Eq. 2), hash-consed.
 
@@ -232,22 +300,14 @@ def subtree_gamma_classes(func, end_index, n_func, seed):
     items = np.empty(max(16, 4 * n), np.int32)
     n_items = 0
     n_cls = 0
-    stamp_f = np.full(n_func, -1, np.int64)
+    stamp_f, zob, buf = set_scratch(n_func, seed)
     stamp_c = np.full(cap_classes, -1, np.int64)
-    zob = np.empty(n_func, np.uint64)
-    for f in range(n_func):
-        zob[f] = keyed_start(f, seed)
-    buf = np.empty(max(n_func, 1), np.int32)
     for i in range(n - 1, -1, -1):
-        m, h, n_distinct, only = gather_set(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf)
-        if n_distinct == 1 and m == ptr[only + 1] - ptr[only]:
-            cls[i] = only  # f already in the only child's set: Γ(i) = Γ(child)
-            continue
-        slot, found = find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m)
+        found, slot, h, m = find_gamma(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf, table, tmask,
+                                       hashes)
         if found < 0:
             found = n_cls
-            items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found,
-                                            buf, m)
+            items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found, buf, m)
             n_cls += 1
         cls[i] = found
     set_ptr = ptr[: n_cls + 1].copy()
@@ -282,9 +342,7 @@ def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, se
     tmask = tsize - 1
     table = np.full(tsize, -1, np.int32)
     hashes = np.empty(max(nb, 1), np.uint64)
-    zob = np.empty(max(n_func, 1), np.uint64)
-    for f in range(n_func):
-        zob[f] = keyed_start(f, seed)
+    _, zob, _ = set_scratch(n_func, seed)
     for k in range(nb):
         h = _set_hash(zob, items_b, ptr_b[k], ptr_b[k + 1])
         hashes[k] = h
@@ -367,20 +425,11 @@ def subtree_shape_classes(func, end_index, seed):
     n_keys = 0
     n_cls = 0
     for i in range(n - 1, -1, -1):
-        buf[0] = func[i]
-        m = 1
-        h = keyed_start(func[i], seed)
-        c = i + 1
-        while c < end_index[i]:
-            buf[m] = shape[c]
-            m += 1
-            h = keyed_step(h, shape[c])
-            c = end_index[c]
+        m, h = child_key(i, func, end_index, shape, buf, seed)
         slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             found = n_cls
-            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found,
-                                          buf, m)
+            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_cls += 1
         shape[i] = found
     return shape, n_cls

@@ -12,36 +12,20 @@ whatever the table's size (the same keyed hash, `gamma.keyed_start` / `keyed_ste
 import numpy as np
 from numba import njit
 
-from .gamma import find_key, find_set, gather_set, keyed_start, keyed_step, store_new_key
+from .gamma import child_key, find_gamma, find_key, keys_grown, rehashed, set_scratch, store_new_key
 
 #: the sweeps' first capacities (keys, probe slots); each doubles as it fills
 FIRST_KEYS = 1 << 12
 
 
 @njit(cache=True, nogil=True)
-def _rehashed(hashes, n_keys, tsize):
-    """A linear-probing table of ``tsize`` slots (a power of two) holding keys 0..n_keys-1 by
-    their ``hashes``: (table, mask)."""
-    table = np.full(tsize, -1, np.int32)
-    tmask = tsize - 1
-    for k in range(n_keys):
-        slot = np.int64(hashes[k] & np.uint64(tmask))
-        while table[slot] >= 0:
-            slot = (slot + 1) & tmask
-        table[slot] = k
-    return table, tmask
-
-
-@njit(cache=True, nogil=True)
-def _keys_grown(hashes, ptr, n_keys):
-    """``hashes`` / ``ptr`` (key offsets, ``ptr[0]`` = 0) with twice the room, the first
-    ``n_keys`` kept."""
-    cap = 2 * hashes.shape[0]
-    h2 = np.empty(cap, np.uint64)
-    h2[:n_keys] = hashes[:n_keys]
-    p2 = np.empty(cap + 1, np.int64)
-    p2[:n_keys + 1] = ptr[:n_keys + 1]
-    return h2, p2
+def _first_tables():
+    """The sweeps' tables at their first capacities: (probe table, its mask, hashes, key
+    offsets with ``ptr[0]`` = 0, key items)."""
+    table, tmask = rehashed(np.empty(0, np.uint64), 0, 4 * FIRST_KEYS)
+    ptr = np.empty(FIRST_KEYS + 1, np.int64)
+    ptr[0] = 0
+    return table, tmask, np.empty(FIRST_KEYS, np.uint64), ptr, np.empty(4 * FIRST_KEYS, np.int32)
 
 
 @njit(cache=True, nogil=True)
@@ -59,37 +43,25 @@ def gamma_classes_grown(func, end_index, n_func, seed):
     tables grown with the classes (the module docstring)."""
     n = func.shape[0]
     cls = np.empty(n, np.int32)
-    cap = FIRST_KEYS
-    table, tmask = _rehashed(np.empty(0, np.uint64), 0, 4 * cap)
-    hashes = np.empty(cap, np.uint64)
-    ptr = np.empty(cap + 1, np.int64)
-    ptr[0] = 0
-    items = np.empty(4 * cap, np.int32)
+    table, tmask, hashes, ptr, items = _first_tables()
     n_items = 0
     n_cls = 0
-    stamp_f = np.full(n_func, -1, np.int64)
-    stamp_c = np.full(cap, -1, np.int64)
-    zob = np.empty(n_func, np.uint64)
-    for f in range(n_func):
-        zob[f] = keyed_start(f, seed)
-    buf = np.empty(max(n_func, 1), np.int32)
+    stamp_f, zob, buf = set_scratch(n_func, seed)
+    stamp_c = np.full(FIRST_KEYS, -1, np.int64)
     for i in range(n - 1, -1, -1):
-        m, h, n_distinct, only = gather_set(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf)
-        if n_distinct == 1 and m == ptr[only + 1] - ptr[only]:
-            cls[i] = only  # f already in the only child's set: Γ(i) = Γ(child)
-            continue
         # the set is looked up by its order-free hash and confirmed by the stamps (its items
         # are stored in the order met: the set, not the sequence)
-        slot, found = find_set(table, tmask, hashes, ptr, items, stamp_f, i, h, m)
+        found, slot, h, m = find_gamma(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf, table, tmask,
+                                       hashes)
         if found < 0:
             if n_cls == hashes.shape[0]:
-                hashes, ptr = _keys_grown(hashes, ptr, n_cls)
+                hashes, ptr = keys_grown(hashes, ptr, n_cls)
                 stamp_c = _stamps_grown(stamp_c, n_cls)
             found = n_cls
             items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found, buf, m)
             n_cls += 1
             if 2 * n_cls + 2 > table.shape[0]:
-                table, tmask = _rehashed(hashes, n_cls, 2 * table.shape[0])
+                table, tmask = rehashed(hashes, n_cls, 2 * table.shape[0])
         cls[i] = found
     set_ptr = ptr[: n_cls + 1].copy()
     set_items = items[:n_items].copy()
@@ -105,33 +77,20 @@ def shape_classes_grown(func, end_index, seed):
     ``(shape, n_shapes)``) with its tables grown with the classes (the module docstring)."""
     n = func.shape[0]
     shape = np.empty(n, np.int32)
-    cap = FIRST_KEYS
-    table, tmask = _rehashed(np.empty(0, np.uint64), 0, 4 * cap)
-    hashes = np.empty(cap, np.uint64)
-    kptr = np.empty(cap + 1, np.int64)
-    kptr[0] = 0
-    keys = np.empty(4 * cap, np.int32)
+    table, tmask, hashes, kptr, keys = _first_tables()
     buf = np.empty(max(n, 1) + 1, np.int32)
     n_keys = 0
     n_cls = 0
     for i in range(n - 1, -1, -1):
-        buf[0] = func[i]
-        m = 1
-        h = keyed_start(func[i], seed)
-        c = i + 1
-        while c < end_index[i]:
-            buf[m] = shape[c]
-            m += 1
-            h = keyed_step(h, shape[c])
-            c = end_index[c]
+        m, h = child_key(i, func, end_index, shape, buf, seed)
         slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
             if n_cls == hashes.shape[0]:
-                hashes, kptr = _keys_grown(hashes, kptr, n_cls)
+                hashes, kptr = keys_grown(hashes, kptr, n_cls)
             found = n_cls
             keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
             n_cls += 1
             if 2 * n_cls + 2 > table.shape[0]:
-                table, tmask = _rehashed(hashes, n_cls, 2 * table.shape[0])
+                table, tmask = rehashed(hashes, n_cls, 2 * table.shape[0])
         shape[i] = found
     return shape, n_cls
