@@ -52,3 +52,25 @@ def test_child_key_is_the_function_then_the_childrens_classes_with_their_hash_ch
             h = np.uint64(keyed_step(h, x))
         m, got = child_key(i, t.func, t.end_index, cls, buf, seed)
         assert list(buf[:m]) == key and got == h
+
+
+def test_box_rect_bounds_the_four_projected_corners():
+    from tracevis3d.kernels.raster import box_rect
+
+    rng = np.random.default_rng(3)
+    loc, right, up, fwd = np.array([3.0, -80.0, 30.0]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.6, 0.8]), \
+        np.array([0.0, 0.8, -0.6])
+    for ortho in (False, True):
+        for _ in range(200):
+            x0, y1, z0 = rng.uniform(-50, 50), rng.uniform(0, 5), rng.uniform(0, 20)
+            x1, z1 = x0 + rng.exponential(3), z0 + rng.uniform(0, 2)
+            px = []
+            for x, y, z in ((x0, 0.0, z0), (x1, 0.0, z0), (x0, y1, z1), (x1, y1, z1)):
+                q = (x - loc[0], y - loc[1], z - loc[2])
+                a = q[0] * right[0] + q[1] * right[1] + q[2] * right[2]
+                b = q[0] * up[0] + q[1] * up[1] + q[2] * up[2]
+                d = 1.0 if ortho else max(q[0] * fwd[0] + q[1] * fwd[1] + q[2] * fwd[2], 1e-12)
+                px.append((960.0 + 900.0 * a / d - 1.5, 540.0 - (900.0 * b / d + 2.0)))
+            got = box_rect(x0, x1, y1, z0, z1, loc, right, up, fwd, 900.0, 960.0, 540.0, 1.5, -2.0, ortho)
+            assert got == (min(p[0] for p in px), min(p[1] for p in px), max(p[0] for p in px),
+                           max(p[1] for p in px))

@@ -11,7 +11,7 @@ row of the fold's height table, `tracevis3d.layout.fold.LevelHeights`), its dept
 import numpy as np
 from numba import njit
 
-from .raster import _add_rect, _covered
+from .raster import _covered, add_px_rect, box_rect
 
 
 @njit(cache=True, nogil=True)
@@ -48,33 +48,9 @@ def drawn_occupancy(diff, pos, idx, whole, start, end, t0, t1, lane, bottom, hco
         y1 = depth * ext[q]
         z0 = b + fill_lo * g
         z1 = b + fill_hi * g
-        lo_x, lo_y, hi_x, hi_y = np.inf, np.inf, -np.inf, -np.inf
-        for corner in range(4):
-            x = x0 if corner % 2 == 0 else x1
-            y = 0.0 if corner < 2 else y1
-            z = z0 if corner < 2 else z1
-            qx, qy, qz = x - loc[0], y - loc[1], z - loc[2]
-            a = qx * right[0] + qy * right[1] + qz * right[2]
-            bb = qx * up[0] + qy * up[1] + qz * up[2]
-            d = 1.0
-            if not ortho:
-                d = qx * fwd[0] + qy * fwd[1] + qz * fwd[2]
-                if d < 1e-12:
-                    d = 1e-12
-            sx = half_w + k * a / d - shift_x
-            sy = half_h - (k * bb / d - shift_y)
-            lo_x = min(lo_x, sx)
-            hi_x = max(hi_x, sx)
-            lo_y = min(lo_y, sy)
-            hi_y = max(hi_y, sy)
-        a0, b0, a1, b1 = lo_x, lo_y, hi_x + 1.0, hi_y + 1.0
-        if a0 != a0 or b0 != b0 or a1 != a1 or b1 != b1:
-            continue
-        cc = int(np.floor(min(max(a0, -big), big) / cell))
-        ra = int(np.floor(min(max(b0, -big), big) / cell))
-        dd = int(np.floor(min(max(a1, -big), big) / cell)) + 1
-        rb = int(np.floor(min(max(b1, -big), big) / cell)) + 1
-        _add_rect(diff, ny, nx, ra, cc, rb, dd)
+        lo_x, lo_y, hi_x, hi_y = box_rect(x0, x1, y1, z0, z1, loc, right, up, fwd, k, half_w, half_h, shift_x,
+                                          shift_y, ortho)
+        add_px_rect(diff, ny, nx, cell, big, lo_x, lo_y, hi_x + 1.0, hi_y + 1.0)
 
 
 @njit(cache=True, nogil=True)

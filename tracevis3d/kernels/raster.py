@@ -85,27 +85,40 @@ def box_pixel_rects(x0, x1, y1, z0, z1, loc, right, up, fwd, k, half_w, half_h, 
     px1 = np.empty(n)
     py1 = np.empty(n)
     for i in range(n):
-        lo_x, lo_y, hi_x, hi_y = np.inf, np.inf, -np.inf, -np.inf
-        for c in range(4):
-            x = x0[i] if c % 2 == 0 else x1[i]
-            y = 0.0 if c < 2 else y1[i]
-            z = z0[i] if c < 2 else z1[i]
-            qx, qy, qz = x - loc[0], y - loc[1], z - loc[2]
-            a = qx * right[0] + qy * right[1] + qz * right[2]
-            b = qx * up[0] + qy * up[1] + qz * up[2]
-            d = 1.0
-            if not ortho:
-                d = qx * fwd[0] + qy * fwd[1] + qz * fwd[2]
-                if d < 1e-12:
-                    d = 1e-12
-            sx = half_w + k * a / d - shift_x
-            sy = half_h - (k * b / d - shift_y)
-            lo_x = min(lo_x, sx)
-            hi_x = max(hi_x, sx)
-            lo_y = min(lo_y, sy)
-            hi_y = max(hi_y, sy)
-        px0[i], py0[i], px1[i], py1[i] = lo_x, lo_y, hi_x, hi_y
+        px0[i], py0[i], px1[i], py1[i] = box_rect(x0[i], x1[i], y1[i], z0[i], z1[i], loc, right, up, fwd, k, half_w,
+                                                  half_h, shift_x, shift_y, ortho)
     return px0, py0, px1, py1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def box_rect(x0, x1, y1, z0, z1, loc, right, up, fwd, k, half_w, half_h, shift_x, shift_y, ortho):
+    """One box's pixel bounding rectangle (`box_pixel_rects`, whose docstring gives the
+    projection): the least and greatest pixel x and y of its four corners (x0|x1, 0, z0)
+    and (x0|x1, y1, z1).  Returns (lo_x, lo_y, hi_x, hi_y)."""
+    lx, rx, ux, fx = loc[0], right[0], up[0], fwd[0]
+    ly, ry, uy, fy = loc[1], right[1], up[1], fwd[1]
+    lz, rz, uz, fz = loc[2], right[2], up[2], fwd[2]
+    lo_x, lo_y, hi_x, hi_y = np.inf, np.inf, -np.inf, -np.inf
+    for c in range(4):
+        x = x0 if c % 2 == 0 else x1
+        y = 0.0 if c < 2 else y1
+        z = z0 if c < 2 else z1
+        qx, qy, qz = x - lx, y - ly, z - lz
+        a = k * (qx * rx + qy * ry + qz * rz)
+        b = k * (qx * ux + qy * uy + qz * uz)
+        if not ortho:  # orthographic: d = 1 (k·a/1 is k·a, to the bit)
+            d = qx * fx + qy * fy + qz * fz
+            if d < 1e-12:
+                d = 1e-12
+            a /= d
+            b /= d
+        sx = half_w + a - shift_x
+        sy = half_h - (b - shift_y)
+        lo_x = min(lo_x, sx)
+        hi_x = max(hi_x, sx)
+        lo_y = min(lo_y, sy)
+        hi_y = max(hi_y, sy)
+    return lo_x, lo_y, hi_x, hi_y
 
 
 @njit(cache=True, nogil=True)
@@ -117,15 +130,22 @@ def covered_cells_px(ny, nx, cell, x0, y0, x1, y1):
     diff = np.zeros((ny + 1, nx + 1), np.int64)
     big = 4.0 * (nx + ny + 2) * cell
     for k in range(x0.shape[0]):
-        a0, b0, a1, b1 = x0[k], y0[k], x1[k], y1[k]
-        if a0 != a0 or b0 != b0 or a1 != a1 or b1 != b1:
-            continue
-        c = int(np.floor(min(max(a0, -big), big) / cell))
-        a = int(np.floor(min(max(b0, -big), big) / cell))
-        d = int(np.floor(min(max(a1, -big), big) / cell)) + 1
-        b = int(np.floor(min(max(b1, -big), big) / cell)) + 1
-        _add_rect(diff, ny, nx, a, c, b, d)
+        add_px_rect(diff, ny, nx, cell, big, x0[k], y0[k], x1[k], y1[k])
     return _covered(diff, ny, nx)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_px_rect(diff, ny, nx, cell, big, x0, y0, x1, y1):
+    """The pixel rectangle [x0, x1) × [y0, y1) into the difference array ``diff`` as
+    `covered_cells_px` marks it: columns floor(x0/cell) .. floor(x1/cell) and rows
+    floor(y0/cell) .. floor(y1/cell), inclusive, coordinates clipped to ±``big`` first;
+    nothing when a coordinate is NaN."""
+    if not (x0 != x0 or y0 != y0 or x1 != x1 or y1 != y1):
+        c = int(np.floor(min(max(x0, -big), big) / cell))
+        a = int(np.floor(min(max(y0, -big), big) / cell))
+        d = int(np.floor(min(max(x1, -big), big) / cell)) + 1
+        b = int(np.floor(min(max(y1, -big), big) / cell)) + 1
+        _add_rect(diff, ny, nx, a, c, b, d)
 
 
 @njit(cache=True, nogil=True)
