@@ -31,6 +31,14 @@ def _time_of(k, pos, idx, whole, start, end, t0, t1):
     return s, e, c
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _extent(k, every, pos, idx, whole, start, end, t0, t1):
+    """Drawn call k's clipped time and call: (s, e, c); ``every``: call k itself, unclipped."""
+    if every:
+        return start[k], end[k], k
+    return _time_of(k, pos, idx, whole, start, end, t0, t1)
+
+
 @njit(cache=True, nogil=True)
 def _grown(a, n):
     out = np.empty(max(2 * a.shape[0], n), a.dtype)
@@ -38,16 +46,21 @@ def _grown(a, n):
     return out
 
 
-@njit(cache=True, nogil=True)
-def drawn_clusters(pos, idx, whole, start, end, t0, t1, func, lane, level, min_width, n_funcs):
-    """``(cluster_of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, c_dom,
-    c_share, c_time)`` of the drawn calls (module doc): ``cluster_of`` int32 per drawn call
-    (-1: a box of its own), then per cluster its lane and level (int32), extent, number of
-    calls (int32), longest member (int32, the first on ties), whether its members share one
-    function, its dominant member (int64), that function's share and the cluster's time."""
-    n = pos.shape[0]
+@njit(cache=True, nogil=True, inline="always")
+def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, level, min_width, max_gap):
+    """SyncTrace IV-B2's sub-pixel clusters of ``n`` drawn calls in per-lane pre-order (lanes
+    contiguous), one pass with one open cluster per (lane, level): a call narrower than its
+    lane's ``min_width`` joins the open cluster of its level when it starts at most
+    ``max_gap[lane]`` after that cluster's end, else opens one; a wider call closes it.
+    Drawn call k is call k itself (``every``: ``lane[k]``, ``start[k] .. end[k]``) or as the
+    module doc says (``lane[pos[k]]``, clipped time); its level is ``level[k]``, its key
+    (uniform clusters) ``key[c]``.  Returns ``(cluster_of, c_lane, c_level, c_start, c_end,
+    c_count, c_rep, c_uniform, lane_cuts)`` (`layout.cluster.cluster_subpixel_calls`' arrays,
+    clusters numbered in order of creation; ``lane_cuts`` where each lane's calls start, then
+    n).  Inlined: each caller passes ``every`` as a constant, and gets a loop without its
+    branches."""
     cluster_of = np.full(n, -1, np.int32)
-    cap = 1024
+    cap = max(n, 1) if every else 1024  # (every call: a cluster a call at most, no growth)
     c_lane = np.empty(cap, np.int32)
     c_level = np.empty(cap, np.int32)
     c_start = np.empty(cap, np.float64)
@@ -64,7 +77,7 @@ def drawn_clusters(pos, idx, whole, start, end, t0, t1, func, lane, level, min_w
     cur_lane = -1
     lane_cuts = [0]  # where each lane's drawn calls start
     for k in range(n):
-        ln = lane[pos[k]]
+        ln = lane[k] if every else lane[pos[k]]
         if ln != cur_lane:
             if k > 0:
                 lane_cuts.append(k)
@@ -72,26 +85,26 @@ def drawn_clusters(pos, idx, whole, start, end, t0, t1, func, lane, level, min_w
             for d in range(max_level + 1):
                 open_k[d] = -1
         d = level[k]
-        s, e, c = _time_of(k, pos, idx, whole, start, end, t0, t1)
+        s, e, c = _extent(k, every, pos, idx, whole, start, end, t0, t1)
         w = e - s
         if w >= min_width[cur_lane]:
             open_k[d] = -1
             continue
         j = open_k[d]
-        if j >= 0 and s - c_end[j] <= min_width[cur_lane]:
+        if j >= 0 and s - c_end[j] <= max_gap[cur_lane]:
             if e > c_end[j]:
                 c_end[j] = e
             c_count[j] += 1
             r = c_rep[j]
-            rs, re_, rc = _time_of(r, pos, idx, whole, start, end, t0, t1)
-            if func[c] != func[rc]:
+            rs, re_, rc = _extent(r, every, pos, idx, whole, start, end, t0, t1)
+            if key[c] != key[rc]:
                 c_uniform[j] = False
             if w > re_ - rs:
                 c_rep[j] = k
         else:
             j = nc
             nc += 1
-            if j >= c_lane.shape[0]:
+            if not every and j >= c_lane.shape[0]:
                 c_lane, c_level, c_count, c_rep = (_grown(c_lane, nc), _grown(c_level, nc), _grown(c_count, nc),
                                                    _grown(c_rep, nc))
                 c_start, c_end = _grown(c_start, nc), _grown(c_end, nc)
@@ -106,10 +119,23 @@ def drawn_clusters(pos, idx, whole, start, end, t0, t1, func, lane, level, min_w
             open_k[d] = j
         cluster_of[k] = j
     lane_cuts.append(n)
-    c_dom, c_share, c_time = _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, func,
-                                       n_funcs)
     return (cluster_of, c_lane[:nc].copy(), c_level[:nc].copy(), c_start[:nc].copy(), c_end[:nc].copy(),
-            c_count[:nc].copy(), c_rep[:nc].copy(), c_uniform[:nc].copy(), c_dom, c_share, c_time)
+            c_count[:nc].copy(), c_rep[:nc].copy(), c_uniform[:nc].copy(), lane_cuts)
+
+
+@njit(cache=True, nogil=True)
+def drawn_clusters(pos, idx, whole, start, end, t0, t1, func, lane, level, min_width, n_funcs):
+    """``(cluster_of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, c_dom,
+    c_share, c_time)`` of the drawn calls (module doc; `lane_clusters` with ``max_gap`` =
+    ``min_width``): ``cluster_of`` int32 per drawn call (-1: a box of its own), then per
+    cluster its lane and level (int32), extent, number of calls (int32), longest member
+    (int32, the first on ties), whether its members share one function, its dominant member
+    (int64), that function's share and the cluster's time."""
+    cluster_of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, lane_cuts = lane_clusters(
+        pos.shape[0], False, pos, idx, whole, start, end, t0, t1, func, lane, level, min_width, min_width)
+    c_dom, c_share, c_time = _dominant(cluster_of, lane_cuts, c_lane.shape[0], pos, idx, whole, start, end, t0, t1,
+                                       func, n_funcs)
+    return cluster_of, c_lane, c_level, c_start, c_end, c_count, c_rep, c_uniform, c_dom, c_share, c_time
 
 
 @njit(cache=True, nogil=True)

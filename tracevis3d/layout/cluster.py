@@ -13,6 +13,8 @@ increasing start time in pre-order.
 import numpy as np
 from numba import njit
 
+from ..kernels.overview_clusters import lane_clusters
+
 
 @njit(cache=True, nogil=True)
 def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap, key):
@@ -36,53 +38,6 @@ def cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap, key):
     ``c_uniform[k]``: all its calls have the same ``key``.
     Clusters are numbered in order of creation (by lane, then by start within a depth).
     """
-    n = start.shape[0]
-    cluster_of = np.full(n, -1, np.int32)
-    max_depth = 0
-    for i in range(n):
-        if depth[i] > max_depth:
-            max_depth = depth[i]
-    open_k = np.full(max_depth + 1, -1, np.int64)  # open cluster per depth (this lane)
-    c_lane = np.empty(n, np.int32)
-    c_depth = np.empty(n, np.int32)
-    c_start = np.empty(n, np.float64)
-    c_end = np.empty(n, np.float64)
-    c_count = np.empty(n, np.int32)
-    c_rep = np.empty(n, np.int32)
-    c_uniform = np.empty(n, np.bool_)
-    nc = 0
-    cur_lane = -1
-    for i in range(n):
-        if lane[i] != cur_lane:
-            cur_lane = lane[i]
-            for d in range(max_depth + 1):
-                open_k[d] = -1
-        d = depth[i]
-        w = end[i] - start[i]
-        if w >= min_width[cur_lane]:
-            open_k[d] = -1
-            continue
-        k = open_k[d]
-        if k >= 0 and start[i] - c_end[k] <= max_gap[cur_lane]:
-            if end[i] > c_end[k]:
-                c_end[k] = end[i]
-            c_count[k] += 1
-            if key[i] != key[c_rep[k]]:
-                c_uniform[k] = False
-            r = c_rep[k]
-            if w > end[r] - start[r]:
-                c_rep[k] = i
-        else:
-            k = nc
-            nc += 1
-            c_lane[k] = cur_lane
-            c_depth[k] = d
-            c_start[k] = start[i]
-            c_end[k] = end[i]
-            c_count[k] = 1
-            c_rep[k] = i
-            c_uniform[k] = True
-            open_k[d] = k
-        cluster_of[i] = k
-    return (cluster_of, c_lane[:nc].copy(), c_depth[:nc].copy(), c_start[:nc].copy(),
-            c_end[:nc].copy(), c_count[:nc].copy(), c_rep[:nc].copy(), c_uniform[:nc].copy())
+    empty = np.empty(0, np.int64)
+    return lane_clusters(start.shape[0], True, empty, empty, True, start, end, -np.inf, np.inf, key, lane, depth,
+                         min_width, max_gap)[:8]
