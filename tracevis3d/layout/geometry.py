@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.drawn import dense_ranks_in_range, gather_drawn
+from ..kernels.sorted_lookup import positions_in_sorted
 from .cluster import cluster_subpixel_calls
 from .spec import InstanceLayer
 
@@ -65,18 +66,15 @@ class Drawn:
 
     def position_of(self, shown) -> np.ndarray:
         """Where each of the shown calls ``shown`` stands among the drawn calls (``local`` is
-        ascending), -1 for one not drawn: a search, not a table over every shown call."""
+        ascending), -1 for one not drawn: a galloping search (`positions_in_sorted`: ascending
+        ``shown``, as the stages ask, costs a merge, not a binary search each), no table over
+        every shown call."""
         shown = np.asarray(shown, np.int64)
-        if self.local.size == 0:
-            return np.full(shown.shape, -1, np.int64)
-        if shown.ndim == 1 and shown.size > POSITION_CHUNK:  # a chunk's temporaries at a time
-            out = np.empty(shown.size, np.int64)
-            for a in range(0, shown.size, POSITION_CHUNK):
-                out[a:a + POSITION_CHUNK] = self.position_of(shown[a:a + POSITION_CHUNK])
-            return out
-        at = np.searchsorted(self.local, shown)
-        found = (at < self.local.size) & (self.local[np.minimum(at, self.local.size - 1)] == shown)
-        return np.where(found, at, -1).astype(np.int64, copy=False)
+        if shown.ndim != 1:
+            return self.position_of(shown.ravel()).reshape(shown.shape)
+        out = np.empty(shown.size, np.int64)
+        positions_in_sorted(np.ascontiguousarray(self.local), np.ascontiguousarray(shown), out)
+        return out
 
     def face_low_at(self, k):
         """`face_low` of the drawn calls ``k`` (an index or an index array), without the array
@@ -114,9 +112,6 @@ class DrawnSource:
     #: by call: its id in the loaded trace (empty: the call itself)
     orig: np.ndarray = None
 
-
-#: `Drawn.position_of` looks for this many shown calls at a time (four 8-byte temporaries each)
-POSITION_CHUNK = 1 << 16
 
 #: stages that read every drawn call read them this many at a time (a chunk's temporaries, not 10^8 calls')
 DRAWN_CHUNK = 1 << 20
