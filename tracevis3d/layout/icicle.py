@@ -375,6 +375,10 @@ def member_tags(placer: LabelPlacer, sel, frame, tpx: float, name_prefix: str = 
 
 OCCUPANCY_CELL_PX = 8.0  # the grid on which the legend looks for room among the lanes
 OCCUPANCY_CHUNK = 1 << 18  # drawn calls projected at a time by `lanes_occupancy` (bounded temporaries)
+#: from this many drawn calls the legend's free corner is first looked for among every
+#: `OCCUPANCY_SAMPLE_EVERY`-th box (`icicle_layout`): a failed look costs 1/64 of a pass
+OCCUPANCY_SAMPLE_MIN = 1 << 20
+OCCUPANCY_SAMPLE_EVERY = 64
 
 
 def label_materials(layers) -> dict:
@@ -409,10 +413,12 @@ def hud_rects(plan, res) -> list:
     return out
 
 
-def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -> np.ndarray:
+def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float, every: int = 1) -> np.ndarray:
     """Where the lanes are drawn in ``frame`` (`annotate.occupancy_grid`): every drawn box,
     front face and extruded top, merged clusters included (a box's rectangle), the lane
-    names and the time axis."""
+    names and the time axis.  ``every``: only every ``every``-th drawn box (of the boxes read
+    where they lie, `Drawn.source`): a grid inside the whole one, for a test that more
+    occupied cells can only fail too."""
     from .camera import box_rects, project
 
     from .geometry import BOX_FILL
@@ -421,7 +427,7 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     d.place(frame)
     res = params.resolution
     if d.source is not None:  # one pass over the drawn calls' fields where they lie
-        grid = _drawn_occupancy(d, frame, res)
+        grid = _drawn_occupancy(d, frame, res, every)
     else:
         grid = rects_grid(res, OCCUPANCY_CELL_PX, *(np.zeros(0),) * 4)
     for a in range(0, d.start.size if d.source is None else 0, OCCUPANCY_CHUNK):  # a chunk's temporaries at a time, not the calls'
@@ -445,7 +451,7 @@ def lanes_occupancy(st: IcicleStages, frame, params: IcicleParams, tpx: float) -
     return grid | occupancy_grid(res, OCCUPANCY_CELL_PX, rects=np.asarray(extra).reshape(-1, 4))
 
 
-def _drawn_occupancy(d, frame, res) -> np.ndarray:
+def _drawn_occupancy(d, frame, res, every: int = 1) -> np.ndarray:
     """`lanes_occupancy`'s grid of the drawn boxes in one pass over their fields where they lie
     (`kernels.overview_drawn.drawn_occupancy`: the rectangles the chunked projection makes,
     marked into one grid)."""
@@ -464,6 +470,8 @@ def _drawn_occupancy(d, frame, res) -> np.ndarray:
         diff = np.zeros((ny + 1, nx + 1), np.int64)
         for a in chunks:
             pos = src.pos[a:a + OCCUPANCY_CHUNK]
+            if every > 1:  # (contiguous: the kernel's one signature)
+                pos = np.ascontiguousarray(pos[::every])
             drawn_occupancy(diff, pos, src.idx, bool(src.whole), f64(src.start), f64(src.end), float(src.t0),
                             float(src.t1), src.lane, f64(src.bottom), src.hcode, f64(src.htable),
                             np.ascontiguousarray(src.ext_unit[pos], np.float64), f64(frame.z_base), float(frame.h),
@@ -474,7 +482,7 @@ def _drawn_occupancy(d, frame, res) -> np.ndarray:
     # the chunks dealt to the cores (`overview_pool`): their marks are counts, added exactly in any order
     k = layout_threads()
     chunks = list(range(0, src.pos.size, OCCUPANCY_CHUNK))
-    diffs = in_parts(part, [chunks[j::k] for j in range(k)], src.pos.size)
+    diffs = in_parts(part, [chunks[j::k] for j in range(k)], src.pos.size // every)
     return covered_of(sum(diffs) if diffs else np.zeros((ny + 1, nx + 1), np.int64), ny, nx)
 
 
@@ -532,11 +540,23 @@ def icicle_layout(trace: Trace, params: IcicleParams | None = None, colouring_of
         full = plan_hud(res, tpx, title, rows, params.show_title, False)
         frame = frame_lanes(lane_levels, st.lane_ext, full.rect, params, tpx, name_em, t0, t1,
                             below_levels=below, after_levels=after, below_depth=side.TRACK_DEPTH)
-        occupied = lanes_occupancy(st, frame, params, tpx)
-        if not tracks.empty:
-            occupied |= side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX)
-        placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res,
-                                  free_room_replan(res, tpx, title, rows, params.show_title))
+        replan = free_room_replan(res, tpx, title, rows, params.show_title)
+        track_cells = side.track_occupancy(frame, params, res, tpx, OCCUPANCY_CELL_PX) if not tracks.empty else None
+        # a sample of the drawn boxes first: its cells are among the whole grid's, so where it
+        # leaves the legend no corner the whole grid leaves none (`legend_placement` only looks
+        # for free cells); the whole grid only where the sample leaves a corner (at 10^7 calls
+        # the lanes fill the frame: one pass over every drawn call instead of two)
+        sample = lanes_occupancy(st, frame, params, tpx, every=OCCUPANCY_SAMPLE_EVERY) \
+            if st.drawn.local.size >= OCCUPANCY_SAMPLE_MIN else None
+        if sample is not None and track_cells is not None:
+            sample |= track_cells
+        if sample is not None and legend_placement(full, plan, sample, OCCUPANCY_CELL_PX, res, replan) is None:
+            placed = None
+        else:
+            occupied = lanes_occupancy(st, frame, params, tpx)
+            if track_cells is not None:
+                occupied |= track_cells
+            placed = legend_placement(full, plan, occupied, OCCUPANCY_CELL_PX, res, replan)
         if placed is not None:
             plan = placed
         else:
