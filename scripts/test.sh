@@ -35,16 +35,34 @@ fi
 if [ $# -gt 0 ]; then
   .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 else
-  # every layer (a folder of tests/ holding test_*.py): tests/unit first, alone (its failures show
-  # in 2 minutes); then the others as two pytest sessions side by side, one a core: tests/blender
-  # in one, the rest in the other (each session one test at a time, in file order, as before:
-  # the same order and fixtures as a session of its own).  Each session's output is kept whole
-  # in build/test-logs/ and printed, one after the other, when both have ended.
+  # every layer (a folder of tests/ holding test_*.py): tests/unit first (its failures show in a
+  # few minutes), its files dealt alternately to two pytest sessions side by side, one a core;
+  # then the others as two sessions side by side: tests/blender in one, the rest in the other
+  # (each session one test at a time, in file order, as before: the same order and fixtures as
+  # a session of its own).  Each session's output is kept whole in build/test-logs/ and printed,
+  # one after the other, when both have ended.
   mapfile -t layers < <(for d in tests/*/; do compgen -G "${d}test_*.py" >/dev/null && echo "${d%/}"; done)
   rest=()
   for d in "${layers[@]}"; do [ "$d" = tests/unit ] || [ "$d" = tests/blender ] || rest+=("$d"); done
   mkdir -p build/test-logs
-  .venv/bin/python -m pytest -q -p no:cacheprovider tests/unit || status=$?
+  mapfile -t unit_files < <(ls tests/unit/test_*.py)
+  unit_a=(); unit_b=()
+  for i in "${!unit_files[@]}"; do
+    if (( i % 2 )); then unit_b+=("${unit_files[$i]}"); else unit_a+=("${unit_files[$i]}"); fi
+  done
+  unit_t0=$SECONDS
+  .venv/bin/python -m pytest -q -p no:cacheprovider "${unit_a[@]}" > build/test-logs/unit-a.log 2>&1 &
+  pids=($!)
+  .venv/bin/python -m pytest -q -p no:cacheprovider "${unit_b[@]}" > build/test-logs/unit-b.log 2>&1 &
+  pids+=($!)
+  trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
+  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+  trap - INT TERM
+  echo "== tests/unit, even files (build/test-logs/unit-a.log)"
+  cat build/test-logs/unit-a.log
+  echo "== tests/unit, odd files (build/test-logs/unit-b.log)"
+  cat build/test-logs/unit-b.log
+  echo "== tests/unit: $(( (SECONDS - unit_t0) / 60 )) min $(( (SECONDS - unit_t0) % 60 )) s wall for both sessions (budget 2 min)"
   : > build/test-logs/others.log
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/blender > build/test-logs/blender.log 2>&1 &
   pids=($!)
