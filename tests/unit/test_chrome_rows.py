@@ -148,67 +148,6 @@ def test_interning_tables_grow_past_their_first_size():
     assert len(first) == len(seen) > jsp.FIRST_TABLE_SLOTS
 
 
-_SIDE_EVENTS = [
-    b'{"ph":"C","name":"m","pid":1,"ts":1,"args":{"a":1,"b":2.5}}',
-    b'{"ph": "C", "name": "m", "pid": 1, "ts": 3, "args": {"a": 4, "c": "x"}}',
-    b'{"ph":"C","name":"m\\u0041","id":"0x1f","pid":-1,"tid":3,"ts":-25.125,"args":{"a":1e400}}',
-    b'{"ph":"C","name":"m","pid":1,"ts":"4","args":{"a":NaN}}',
-    b'{"ph":"C","name":"m","pid":1.5,"ts":1e3,"args":{}}',
-    b'{"ph":"C","name":"m","pid":1,"ts":32.12345678901234567,"args":{"a":1}}',
-    b'{"ph":"C","name":"m","pid":1,"ts":38,"ts":39}',
-    b'{"ph":"C","name":12,"pid":1,"ts":40}',
-    b'{"ph":"C","pid":1,"ts":41,"args":{"a":1},}',
-    b'{"ph":"C","x":[1,{"y":"}"}],"pid":1,"ts":42,"":0}',
-    b'{"ph":"s","id":1,"cat":"c","pid":1,"tid":1,"ts":12}',
-    b'{"ph":"t","id":"0x2","cat":"c\\"d","pid":1,"tid":2,"ts":30,"s":"g"}',
-    b'{"ph":"f","id":9.5,"cat":"c","pid":4242,"tid":4243,"ts":277215.570,"bp":"e"}',
-    b'{"ph":"f","id":true,"cat":"c","pid":1,"tid":1,"ts":63, "bp":"ee" }',
-    b'{"ph":"s","id":8,"id2":{"local":3},"cat":"c","pid":1,"tid":1,"ts":19}',
-    b'{"ph":"s","id":12,"cat":"c","pid":1,"tid":1,"ts":3,"bind_id":4,"flow_out":true}',
-    b'{"ph":"s","id":14,"cat":"c","pid":1,"tid":1,"ts":61,"tdur":5,"dur":1}',
-    b'{"ph":"s","id":15,"cat":7,"pid":"1","tid":"x","ts":-Infinity}',
-    b'{"ph":"s","id":16,"cat":"c","pid":1,"tid":1,"ts":123456789012345678901}',
-    b'{"ph":"s","p\\u0069d":1,"id":1,"ts":2}',
-    b'{"ph":"X","name":"a","ts":1,"dur":2}',
-    b'{"name":"a","ph":"C","ts":1,"args":{"a":1}}',
-    b'{"ph":"C"}',
-    b'{"ph":"C","name":"m","ts":1',
-    b'{"ph":"C","name":"m" "ts":1}',
-    b'{"ph":"C","ts":01.5e,"name":"m"}',
-    b'{"ph":"f","ts":1.}',
-]
-
-
-def test_side_event_fast_path_twin():
-    """`scan_side_event` (the fast path of counters and flow events) writes exactly the row
-    `scan_event` writes for every event it takes (the ordinal is the caller's), for each
-    cut of each event too; what it does not take it leaves to scan_event."""
-    from tracevis3d.kernels import jsonscan as js
-    stack = np.empty(64, np.uint8)
-    taken = 0
-    for ev in _SIDE_EVENTS:
-        for cut in range(len(ev) + 1):
-            for tail in (b"", b" ,{}"):
-                buf = np.frombuffer(b"  " + ev[:cut] + tail, np.uint8)
-                if cut == 0:
-                    continue
-                vi, vs, vf = js.new_side_rows(1)
-                end = jev.scan_side_event(buf, 2, 0, vi, vs, vf, stack)
-                ii = np.empty((1, jev.N_I), np.int64)
-                ss = np.empty((1, jev.N_S), np.int32)
-                ff = np.empty((1, jev.N_F), np.float64)
-                j, st = jev.scan_event(buf, 2, 0, ii, ss, ff, stack, False)
-                if end < 0:
-                    continue
-                taken += 1
-                assert st == jev.OK and j == end, (ev, cut)
-                assert jev.side_phase(ss[0, jev.S_PH])
-                vs[0, jev.S_ORD] = ss[0, jev.S_ORD] = 0
-                assert vi[0].tolist() == ii[0].tolist() and vs[0].tolist() == ss[0].tolist(), (ev, cut)
-                assert np.array_equal(vf[0], ff[0], equal_nan=True), (ev, cut)
-    assert taken >= 12
-
-
 def test_side_rows_load_as_the_event_rows_did(monkeypatch):
     """Counters and flow events in the side rows, through the fast path or scan_event (the
     first key not ``ph``), sequential or chunked in parallel: one Trace."""
