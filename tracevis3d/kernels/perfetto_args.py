@@ -23,8 +23,8 @@ replaced when the args are decoded).  Doubles are noted as (position, value) and
 import numpy as np
 from numba import njit
 
-from .perfetto_wire import (E_WRONG_TYPE, WT_I64, WT_LEN, WT_VARINT, as_double, field_end, fixed64, grown1,
-                            map_get, next_message, read_tag, varint)
+from .perfetto_wire import (E_WRONG_TYPE, WT_I64, WT_LEN, WT_VARINT, as_double, fixed64, grown1, next_field,
+                            map_get, next_message, varint)
 
 ARGS_OK = 0
 ARGS_TOO_DEEP = 1
@@ -103,22 +103,15 @@ def _put_text(ab, n, text):
     return n + text.shape[0]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _put_int(ab, n, v, unsigned):
-    """Decimal digits of ``v`` (int64; as uint64 when ``unsigned``); 21 bytes of room."""
-    if unsigned:
-        u = np.uint64(v)
-    else:
-        if v < 0:
-            ab[n] = 45
-            n += 1
-            u = np.uint64(0) - np.uint64(v)  # |v|, also for the smallest int64
-        else:
-            u = np.uint64(v)
+@njit(cache=True, nogil=True, inline="always")
+def _put_digits(ab, n, u, base):
+    """The digits of ``u`` (uint64) in ``base`` (10 or 16: ``0-9a-f``) at ``ab[n:]``, most
+    significant first (written backwards, then reversed in place); the new ``n``.  Inlined: the
+    base is a constant where it is called."""
     start = n
-    while True:  # the digits backwards, then reversed in place
-        ab[n] = np.uint8(48 + np.int64(u % np.uint64(10)))
-        u = u // np.uint64(10)
+    while True:
+        ab[n] = _HEX[np.int64(u % np.uint64(base))]
+        u = u // np.uint64(base)
         n += 1
         if u == 0:
             break
@@ -133,27 +126,28 @@ def _put_int(ab, n, v, unsigned):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _put_int(ab, n, v, unsigned):
+    """Decimal digits of ``v`` (int64; as uint64 when ``unsigned``); 21 bytes of room."""
+    if unsigned:
+        u = np.uint64(v)
+    else:
+        if v < 0:
+            ab[n] = 45
+            n += 1
+            u = np.uint64(0) - np.uint64(v)  # |v|, also for the smallest int64
+        else:
+            u = np.uint64(v)
+    return _put_digits(ab, n, u, 10)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _put_hex(ab, n, v):
     """``"0x…"`` of ``v`` as uint64 (a pointer); 20 bytes of room."""
     u = np.uint64(v)
     ab[n] = 34
     ab[n + 1] = 48
     ab[n + 2] = 120
-    n += 3
-    start = n
-    while True:
-        ab[n] = _HEX[np.int64(u & np.uint64(15))]
-        u = u >> np.uint64(4)
-        n += 1
-        if u == 0:
-            break
-    i, j = start, n - 1
-    while i < j:
-        c = ab[i]
-        ab[i] = ab[j]
-        ab[j] = c
-        i += 1
-        j -= 1
+    n = _put_digits(ab, n + 3, u, 16)
     ab[n] = 34
     return n + 1
 
@@ -174,12 +168,9 @@ def _scan_annotation(buf, a, b):
     has_array = False
     p = a
     while p < b:
-        f, wt, q = read_tag(buf, p, b)
-        if q < 0:
-            return q, 0, p, 0, 0, 0, 0, False, False
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, 0, p, 0, 0, 0, 0, False, False
+        err, f, wt, q, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, 0, p, 0, 0, 0, 0, False, False
         want = -1
         if f == 1 or f == 2 or f == 3 or f == 4 or f == 7 or f == 13 or f == 17:
             want = WT_VARINT
@@ -223,12 +214,9 @@ def _scan_nested(buf, a, b):
     vb = np.int64(0)
     p = a
     while p < b:
-        f, wt, q = read_tag(buf, p, b)
-        if q < 0:
-            return q, 0, 0, p, 0
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, 0, 0, p, 0
+        err, f, wt, q, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, 0, 0, p, 0
         want = -1
         if f == 1 or f == 5 or f == 7:
             want = WT_VARINT

@@ -12,7 +12,7 @@ from .perfetto_layout import (MSG_COUNTER, MSG_DESCRIPTOR, MSG_PROCESS, MSG_THRE
                               TD_KIND, TD_NAME, TD_OFF, TD_PARENT, TD_PID, TD_SEQ, TD_SORT, TD_SUBNAME, TD_TID,
                               TD_UNITNAME, TD_UUID, TK_COUNTER, TK_LEGACY_PROCESS, TK_LEGACY_THREAD, TK_PLAIN,
                               TK_PROCESS, TK_THREAD)
-from .perfetto_wire import E_WRONG_TYPE, WT_LEN, WT_VARINT, field_end, read_tag, varint
+from .perfetto_wire import E_WRONG_TYPE, WT_LEN, WT_VARINT, next_field, varint
 from .perfetto_fields import add_span
 
 
@@ -35,12 +35,9 @@ def parse_thread(buf, a, b):
     ctype = np.int64(0)
     p = a
     while p < b:
-        f, wt, q = read_tag(buf, p, b)
-        if q < 0:
-            return q, p, pid, tid, False, na, nb, ref, has_ref, sort, ctype
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, p, pid, tid, False, na, nb, ref, has_ref, sort, ctype
+        err, f, wt, q, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, pid, tid, False, na, nb, ref, has_ref, sort, ctype
         if f == 1 or f == 2 or f == 3 or f == 4 or f == 6:
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, pid, tid, False, na, nb, ref, has_ref, sort, ctype
@@ -83,12 +80,9 @@ def parse_process(buf, a, b):
     ctype = np.int64(0)
     p = a
     while p < b:
-        f, wt, q = read_tag(buf, p, b)
-        if q < 0:
-            return q, p, pid, hp, na, nb, c0a, c0b, cta, ctb, sort, ctype
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, p, pid, hp, na, nb, c0a, c0b, cta, ctb, sort, ctype
+        err, f, wt, q, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, pid, hp, na, nb, c0a, c0b, cta, ctb, sort, ctype
         if f == 1 or f == 3 or f == 4 or f == 5 or f == 7:
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, pid, hp, na, nb, c0a, c0b, cta, ctb, sort, ctype
@@ -127,12 +121,9 @@ def sub_type(buf, a, b):
     v = np.int64(0)
     r = a
     while r < b:
-        g, wt, q = read_tag(buf, r, b)
-        if q < 0:
-            return q, r, v
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, r, v
+        err, g, wt, q, e, s = next_field(buf, r, b)
+        if err < 0:
+            return err, r, v
         if g == 1 and wt == WT_VARINT:
             v, _ = varint(buf, q, b)
         r = e
@@ -149,12 +140,9 @@ def parse_counter(buf, a, b, td, row, sp_off, sp_len, q):
     td[TD_CUNIT, row] = 0
     r = a
     while r < b:
-        g, wt, q0 = read_tag(buf, r, b)
-        if q0 < 0:
-            return q0, r, 0, ctype, incr
-        e, s = field_end(buf, q0, b, wt)
-        if e < 0:
-            return e, r, g, ctype, incr
+        err, g, wt, q0, e, s = next_field(buf, r, b)
+        if err < 0:
+            return err, r, g, ctype, incr
         if g == 1 or g == 3 or g == 4 or g == 5:
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, r, g, ctype, incr
@@ -222,12 +210,9 @@ def parse_descriptor(buf, a, b, pk, si, valid, sq, td, sp_off, sp_len, q):
     ctype = np.int64(0)
     p = a
     while p < b:
-        f, wt, q0 = read_tag(buf, p, b)
-        if q0 < 0:
-            return q0, p, MSG_DESCRIPTOR, 0, False
-        e, s = field_end(buf, q0, b, wt)
-        if e < 0:
-            return e, p, MSG_DESCRIPTOR, f, False
+        err, f, wt, q0, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, MSG_DESCRIPTOR, f, False
         if f == 1 or f == 5:
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, MSG_DESCRIPTOR, f, False

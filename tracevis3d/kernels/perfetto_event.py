@@ -9,8 +9,8 @@ from numba import njit
 from .perfetto_layout import (CK_INCR, CK_MULT, CK_RAW, FK_END, FK_STEP, FL_ID, FL_KIND, FL_ROW, Q_XC, R_BAD_TIME,
                               R_NO_CLOCK, SQ_DCLK, SQ_XC_N, SQ_XC_OFF, SQ_XDC_N, SQ_XDC_OFF, T_ASYNC_BEGIN,
                               T_ASYNC_END, T_ASYNC_INSTANT, T_BEGIN, T_COMPLETE, T_END, T_INSTANT)
-from .perfetto_wire import (E_PAST_END, E_WRONG_TYPE, WT_I64, WT_LEN, WT_VARINT, as_double, field_end, field_end_i,
-                            fixed64, map_get, read_tag, read_tag_i, varint, varint_i)
+from .perfetto_wire import (E_WRONG_TYPE, WT_I64, WT_LEN, WT_VARINT, as_double, field_end, field_end_i,
+                            fixed64, map_get, next_field, read_tag, read_tag_i, scalar_next, scalar_run, varint, varint_i)
 from .perfetto_fields import mul_ns, put_repeated
 
 
@@ -36,12 +36,9 @@ def parse_legacy(buf, a, b):
     htid = False
     p = a
     while p < b:
-        f, wt, q = read_tag(buf, p, b)
-        if q < 0:
-            return q, p, name, phase, dur, idv, idk, sa, sb, bind, fdir, isc, pido, hpid, tido, htid
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, p, name, phase, dur, idv, idk, sa, sb, bind, fdir, isc, pido, hpid, tido, htid
+        err, f, wt, q, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, name, phase, dur, idv, idk, sa, sb, bind, fdir, isc, pido, hpid, tido, htid
         if f == 7:
             if wt != WT_LEN:
                 return E_WRONG_TYPE, p, name, phase, dur, idv, idk, sa, sb, bind, fdir, isc, pido, hpid, tido, htid
@@ -81,64 +78,28 @@ def parse_legacy(buf, a, b):
 def first_and_count(buf, q, e, s, wt, want):
     """One occurrence of a repeated scalar field (its value at ``q``, end ``e``, bytes from ``s``
     when packed): (status, its first value, how many values)."""
-    if wt == want:
-        if want == WT_VARINT:
-            v, _ = varint(buf, q, e)
-        else:
-            v = fixed64(buf, q)
-        return 0, v, 1
-    if wt != WT_LEN:
-        return E_WRONG_TYPE, np.int64(0), 0
+    st, p, end = scalar_run(q, e, s, wt, want)
     first = np.int64(0)
     k = 0
-    p = s
-    while p < e:
-        if want == WT_VARINT:
-            v, p = varint(buf, p, e)
-            if p < 0:
-                return p, first, k
-        else:
-            if p + 8 > e:
-                return E_PAST_END, first, k
-            v = fixed64(buf, p)
-            p += 8
+    while p < end:
+        v, p = scalar_next(buf, p, end, want)
+        if p < 0:
+            return p, first, k
         if k == 0:
             first = v
         k += 1
-    return 0, first, k
+    return st, first, k
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def put_flows(buf, q, e, s, wt, want, fl, n_fl, row, kind):
     """The flow ids of one occurrence of a flow field (as `first_and_count`) as `fl` rows of
     event ``row`` (``fl`` has room for ``e - q`` more): (status, n_fl)."""
-    if wt == want:
-        if want == WT_VARINT:
-            v, _ = varint(buf, q, e)
-        else:
-            v = fixed64(buf, q)
-        fl[FL_ROW, n_fl] = row
-        fl[FL_ID, n_fl] = v
-        fl[FL_KIND, n_fl] = kind
-        return 0, n_fl + 1
-    if wt != WT_LEN:
-        return E_WRONG_TYPE, n_fl
-    p = s
-    while p < e:
-        if want == WT_VARINT:
-            v, p = varint(buf, p, e)
-            if p < 0:
-                return p, n_fl
-        else:
-            if p + 8 > e:
-                return E_PAST_END, n_fl
-            v = fixed64(buf, p)
-            p += 8
-        fl[FL_ROW, n_fl] = row
-        fl[FL_ID, n_fl] = v
-        fl[FL_KIND, n_fl] = kind
-        n_fl += 1
-    return 0, n_fl
+    st, k = put_repeated(buf, q, e, s, wt, want, fl[FL_ID], n_fl)
+    for j in range(n_fl, k):
+        fl[FL_ROW, j] = row
+        fl[FL_KIND, j] = kind
+    return st, k
 
 
 @njit(cache=True, nogil=True, inline="always")

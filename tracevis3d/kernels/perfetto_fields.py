@@ -11,8 +11,8 @@ from .perfetto_layout import (CK_INCR, CK_MULT, CK_RAW, CLK_BOOTTIME, CLK_TRACE_
                               I_SNAP_FILE, K_CAT, K_DANAME, K_DASTR, K_NAME, K_SRCLOC, MSG_INTERNED, MSG_SOURCE, Q_CK,
                               Q_CS, Q_JS, Q_POOL, Q_SL, Q_SNAP, Q_SP, R_CHROME_OTHER, SQ_DCLK, SQ_DTRK, SQ_DTRK_HAS,
                               SQ_XC_N, SQ_XC_OFF, SQ_XDC_N, SQ_XDC_OFF)
-from .perfetto_wire import (E_PAST_END, E_WRONG_TYPE, WT_LEN, WT_VARINT, field_end, fixed64, map_get, map_set,
-                            read_tag, varint)
+from .perfetto_wire import (E_WRONG_TYPE, WT_LEN, WT_VARINT, map_get, map_set,
+                            next_field, scalar_next, scalar_run, varint)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -50,11 +50,8 @@ def count_fields(buf, a, b):
     k = 0
     p = a
     while 0 <= p < b:
-        f, wt, q0 = read_tag(buf, p, b)
-        if q0 < 0:
-            break
-        e, _ = field_end(buf, q0, b, wt)
-        if e < 0:
+        err, f, wt, q0, e, _ = next_field(buf, p, b)
+        if err < 0:
             break
         k += 1
         p = e
@@ -68,11 +65,8 @@ def count_values(buf, a, b):
     k = 0
     p = a
     while p < b:
-        f, wt, q0 = read_tag(buf, p, b)
-        if q0 < 0:
-            break
-        e, s = field_end(buf, q0, b, wt)
-        if e < 0:
+        err, f, wt, q0, e, s = next_field(buf, p, b)
+        if err < 0:
             break
         if f == 47 or f == 48 or f == 36 or f == 42 or f == 12 or f == 31 or f == 45 or f == 46:
             if wt == WT_LEN:
@@ -95,12 +89,9 @@ def parse_srcloc(buf, a, b):
     line = np.int64(-1)
     p = a
     while p < b:
-        f, wt, q = read_tag(buf, p, b)
-        if q < 0:
-            return q, p, iid, fa, fb, ga, gb, line
-        e, s = field_end(buf, q, b, wt)
-        if e < 0:
-            return e, p, iid, fa, fb, ga, gb, line
+        err, f, wt, q, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, iid, fa, fb, ga, gb, line
         if f == 1 or f == 4:
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, iid, fa, fb, ga, gb, line
@@ -146,29 +137,14 @@ def put_repeated(buf, q0, e, s, wt, want, out, k):
     """The values of one occurrence of a repeated scalar field (value at ``q0``, end ``e``, bytes
     from ``s`` when packed, wire type ``wt``, element wire type ``want``) at ``out[k:]`` (room
     reserved): (status, new k)."""
-    if wt == want:
-        if want == WT_VARINT:
-            v, _ = varint(buf, q0, e)
-        else:
-            v = fixed64(buf, q0)
-        out[k] = v
-        return 0, k + 1
-    if wt != WT_LEN:
-        return E_WRONG_TYPE, k
-    p = s
-    while p < e:
-        if want == WT_VARINT:
-            v, p = varint(buf, p, e)
-            if p < 0:
-                return p, k
-        else:
-            if p + 8 > e:
-                return E_PAST_END, k
-            v = fixed64(buf, p)
-            p += 8
+    st, p, end = scalar_run(q0, e, s, wt, want)
+    while p < end:
+        v, p = scalar_next(buf, p, end, want)
+        if p < 0:
+            return p, k
         out[k] = v
         k += 1
-    return 0, k
+    return st, k
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -187,12 +163,9 @@ def parse_defaults(buf, a, b, si, sq, pool, q):
             xdo = q[Q_POOL]
         p = a
         while p < b:
-            f, wt, q0 = read_tag(buf, p, b)
-            if q0 < 0:
-                return q0, p
-            e, s = field_end(buf, q0, b, wt)
-            if e < 0:
-                return e, p
+            err, f, wt, q0, e, s = next_field(buf, p, b)
+            if err < 0:
+                return err, p
             if f == 58 and rnd == 0:
                 if wt != WT_VARINT:
                     return E_WRONG_TYPE, p
@@ -203,12 +176,9 @@ def parse_defaults(buf, a, b, si, sq, pool, q):
                     return E_WRONG_TYPE, p
                 r = s
                 while r < e:
-                    g, wt2, q2 = read_tag(buf, r, e)
-                    if q2 < 0:
-                        return q2, r
-                    e2, s2 = field_end(buf, q2, e, wt2)
-                    if e2 < 0:
-                        return e2, r
+                    err, g, wt2, q2, e2, s2 = next_field(buf, r, e)
+                    if err < 0:
+                        return err, r
                     if g == 11 and rnd == 0:
                         if wt2 != WT_VARINT:
                             return E_WRONG_TYPE, r
@@ -242,12 +212,9 @@ def parse_interned(buf, a, b, gen, mk, mv, mcnt, seed, sp_off, sp_len, sl, q):
     field)."""
     p = a
     while p < b:
-        f, wt, q0 = read_tag(buf, p, b)
-        if q0 < 0:
-            return q0, p, MSG_INTERNED, 0
-        e, s = field_end(buf, q0, b, wt)
-        if e < 0:
-            return e, p, MSG_INTERNED, f
+        err, f, wt, q0, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, MSG_INTERNED, f
         kind = 0
         if f == 1:
             kind = K_CAT
@@ -274,12 +241,9 @@ def parse_interned(buf, a, b, gen, mk, mv, mcnt, seed, sp_off, sp_len, sl, q):
                 nb = s
                 r = s
                 while r < e:
-                    g, wt2, q2 = read_tag(buf, r, e)
-                    if q2 < 0:
-                        return q2, r, MSG_INTERNED, 0
-                    e2, s2 = field_end(buf, q2, e, wt2)
-                    if e2 < 0:
-                        return e2, r, MSG_INTERNED, g
+                    err, g, wt2, q2, e2, s2 = next_field(buf, r, e)
+                    if err < 0:
+                        return err, r, MSG_INTERNED, g
                     if g == 1:
                         if wt2 != WT_VARINT:
                             return E_WRONG_TYPE, r, MSG_INTERNED, g
@@ -302,12 +266,9 @@ def parse_clocks(buf, a, b, si, pk, seed, mk, mv, mcnt, ck, cs, q, info):
     incremental) set; room reserved.  Returns (status, error position, field)."""
     p = a
     while p < b:
-        f, wt, q0 = read_tag(buf, p, b)
-        if q0 < 0:
-            return q0, p, 0
-        e, s = field_end(buf, q0, b, wt)
-        if e < 0:
-            return e, p, f
+        err, f, wt, q0, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, f
         if f == 2:
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, f
@@ -323,12 +284,9 @@ def parse_clocks(buf, a, b, si, pk, seed, mk, mv, mcnt, ck, cs, q, info):
             mult = np.int64(1)
             r = s
             while r < e:
-                g, wt2, q2 = read_tag(buf, r, e)
-                if q2 < 0:
-                    return q2, r, 0
-                e2, s2 = field_end(buf, q2, e, wt2)
-                if e2 < 0:
-                    return e2, r, g
+                err, g, wt2, q2, e2, s2 = next_field(buf, r, e)
+                if err < 0:
+                    return err, r, g
                 if g == 1 or g == 2 or g == 3 or g == 4:
                     if wt2 != WT_VARINT:
                         return E_WRONG_TYPE, r, g
@@ -379,24 +337,18 @@ def parse_chrome(buf, a, b, pk, js, q, rep_n, rep_at):
     counted, not read.  Returns (status, error position, field)."""
     p = a
     while p < b:
-        f, wt, q0 = read_tag(buf, p, b)
-        if q0 < 0:
-            return q0, p, 0
-        e, s = field_end(buf, q0, b, wt)
-        if e < 0:
-            return e, p, f
+        err, f, wt, q0, e, s = next_field(buf, p, b)
+        if err < 0:
+            return err, p, f
         if f == 5 and wt == WT_LEN:
             jtype = np.int64(0)
             ja = np.int64(-1)
             jb = np.int64(-1)
             r = s
             while r < e:
-                g, wt2, q2 = read_tag(buf, r, e)
-                if q2 < 0:
-                    return q2, r, 0
-                e2, s2 = field_end(buf, q2, e, wt2)
-                if e2 < 0:
-                    return e2, r, g
+                err, g, wt2, q2, e2, s2 = next_field(buf, r, e)
+                if err < 0:
+                    return err, r, g
                 if g == 1 and wt2 == WT_VARINT:
                     jtype, _ = varint(buf, q2, e)
                 elif g == 2 and wt2 == WT_LEN:

@@ -40,8 +40,12 @@ ERROR_TEXT = {
 }
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def varint(buf, p, end):
+# Each reader is written once, inlined at numba's IR level (``_i``: for the scanner's per-packet
+# and per-event loops, where a call per field cost as much as the field's read; those loops run
+# without reference counting, so inlining adds none); the plain name is the same reader as a
+# function of its own.
+@njit(cache=True, nogil=True, inline="always")
+def varint_i(buf, p, end):
     """(value, position after it) of the varint at ``p`` (bits 64+ dropped, as protobuf does);
     the position is `E_VARINT_CUT` when ``end`` comes first, `E_VARINT_LONG` past 10 bytes."""
     if p < end:
@@ -62,6 +66,12 @@ def varint(buf, p, end):
         shift += 7
         if shift >= 70:
             return v, E_VARINT_LONG
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def varint(buf, p, end):
+    """`varint_i` as a function of its own (what the per-packet readers call)."""
+    return varint_i(buf, p, end)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -89,19 +99,19 @@ def as_double(bits):
     return -v if neg else v
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def field_end(buf, p, end, wt):
+@njit(cache=True, nogil=True, inline="always")
+def field_end_i(buf, p, end, wt):
     """The position after the value of a field of wire type ``wt`` starting at ``p`` (after its
     tag), or a negative error; for wire type 2 also the start of its bytes (else ``p``)."""
     if wt == WT_VARINT:
-        _, q = varint(buf, p, end)
+        _, q = varint_i(buf, p, end)
         return q, p
     if wt == WT_I64:
         return (p + 8, p) if p + 8 <= end else (E_PAST_END, p)
     if wt == WT_I32:
         return (p + 4, p) if p + 4 <= end else (E_PAST_END, p)
     if wt == WT_LEN:
-        ln, q = varint(buf, p, end)
+        ln, q = varint_i(buf, p, end)
         if q < 0:
             return q, p
         if ln < 0 or ln > end - q:
@@ -111,10 +121,16 @@ def field_end(buf, p, end, wt):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def read_tag(buf, p, end):
+def field_end(buf, p, end, wt):
+    """`field_end_i` as a function of its own (what the per-packet readers call)."""
+    return field_end_i(buf, p, end, wt)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def read_tag_i(buf, p, end):
     """(field number, wire type, position after the tag); the position is a negative error for a
     bad tag (cut, too long, field 0, wire type 3/4/6/7)."""
-    tag, q = varint(buf, p, end)
+    tag, q = varint_i(buf, p, end)
     if q < 0:
         return 0, 0, q
     fno = tag >> 3
@@ -127,17 +143,59 @@ def read_tag(buf, p, end):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def read_tag(buf, p, end):
+    """`read_tag_i` as a function of its own (what the per-packet readers call)."""
+    return read_tag_i(buf, p, end)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def next_field(buf, p, end):
+    """The field whose tag is at ``p`` in a message ending at ``end`` (`read_tag`, then
+    `field_end`): (status, field number, wire type, position of its value, position after it,
+    start of its bytes).  Status 0, or the negative error of the tag (the field number then 0)
+    or of the value."""
+    f, wt, q = read_tag(buf, p, end)
+    if q < 0:
+        return q, np.int64(0), wt, q, q, q
+    e, s = field_end(buf, q, end, wt)
+    if e < 0:
+        return e, f, wt, q, e, s
+    return np.int64(0), f, wt, q, e, s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def scalar_run(q, e, s, wt, want):
+    """Where the values of one occurrence of a repeated scalar field of element wire type ``want``
+    (its value at ``q``, end ``e``, bytes from ``s`` when packed) lie: ``[q, e)`` holds its one
+    value when it has wire type ``want``, ``[s, e)`` a packed run when it is length-delimited.
+    Returns (status, start, end): status `E_WRONG_TYPE` (and an empty run) for another wire type."""
+    if wt == want:
+        return np.int64(0), q, e
+    if wt != WT_LEN:
+        return np.int64(E_WRONG_TYPE), e, e
+    return np.int64(0), s, e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def scalar_next(buf, p, e, want):
+    """The value at ``p`` of a run of scalars of wire type ``want`` (a varint, or 8 bytes) ending at
+    ``e`` (`scalar_run`): (value, position after it, or a negative error)."""
+    if want == WT_VARINT:
+        return varint(buf, p, e)
+    if p + 8 > e:
+        return np.int64(0), E_PAST_END
+    return fixed64(buf, p), p + 8
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def next_message(buf, p, end, fno):
     """The next field numbered ``fno`` of wire type 2 in ``buf[p:end]``: (its start, its end,
     position after it); start -1 when there is none; a negative end is an error at position
     ``start`` (the field's tag).  Other fields are skipped (checked)."""
     while p < end:
-        f, wt, q = read_tag(buf, p, end)
-        if q < 0:
-            return p, q, p
-        e, a = field_end(buf, q, end, wt)
-        if e < 0:
-            return p, e, p
+        err, f, wt, q, e, a = next_field(buf, p, end)
+        if err < 0:
+            return p, err, p
         if f == fno:
             if wt != WT_LEN:
                 return p, E_WRONG_TYPE, p
@@ -240,65 +298,3 @@ def map_room(mk, mv, cnt, need, seed):
             nk[1, s] = mk[1, s0]
             nv[s] = mv[s0]
     return nk, nv
-
-
-# The same readers, inlined at numba's IR level: for the scanner's per-packet and per-event loops,
-# where a call per field cost as much as the field's read (those loops run without reference
-# counting, so inlining adds none).  Kept equal to `varint`, `field_end`, `read_tag` above (the
-# tests compare them).
-@njit(cache=True, nogil=True, inline="always")
-def varint_i(buf, p, end):
-    """`varint`, inlined."""
-    if p < end:
-        c = np.int64(buf[p])
-        if c < 0x80:
-            return c, p + 1
-    v = np.int64(0)
-    shift = 0
-    while True:
-        if p >= end:
-            return v, E_VARINT_CUT
-        c = np.int64(buf[p])
-        p += 1
-        if shift < 64:
-            v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return v, p
-        shift += 7
-        if shift >= 70:
-            return v, E_VARINT_LONG
-
-
-@njit(cache=True, nogil=True, inline="always")
-def field_end_i(buf, p, end, wt):
-    """`field_end`, inlined."""
-    if wt == WT_VARINT:
-        _, q = varint_i(buf, p, end)
-        return q, p
-    if wt == WT_I64:
-        return (p + 8, p) if p + 8 <= end else (E_PAST_END, p)
-    if wt == WT_I32:
-        return (p + 4, p) if p + 4 <= end else (E_PAST_END, p)
-    if wt == WT_LEN:
-        ln, q = varint_i(buf, p, end)
-        if q < 0:
-            return q, p
-        if ln < 0 or ln > end - q:
-            return E_PAST_END, q
-        return q + ln, q
-    return E_WIRE_TYPE, p
-
-
-@njit(cache=True, nogil=True, inline="always")
-def read_tag_i(buf, p, end):
-    """`read_tag`, inlined."""
-    tag, q = varint_i(buf, p, end)
-    if q < 0:
-        return 0, 0, q
-    fno = tag >> 3
-    wt = tag & 7
-    if fno <= 0:
-        return fno, wt, E_FIELD_ZERO
-    if wt != 0 and wt != 1 and wt != 2 and wt != 5:
-        return fno, wt, E_WIRE_TYPE
-    return fno, wt, q
