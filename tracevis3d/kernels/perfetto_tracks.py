@@ -11,76 +11,31 @@ track's parent link is dropped, counted).
 import numpy as np
 from numba import njit
 
+from .stacklists import nearest_kept_cut
+from .tree import enclosing_call
+
 
 @njit(cache=True, nogil=True)
 def nearest_marked(parent, marked):
     """For each node: the nearest of itself and its ancestors (``parent``: index, -1 none) with
     ``marked`` set, or -1.  Each node is visited once (the walk stops at a node already resolved);
     a parent link that closes a cycle is cut.  Returns (nearest, cut: the nodes whose parent link
-    was cut)."""
-    n = parent.shape[0]
-    out = np.full(n, -1, np.int64)
-    state = np.zeros(n, np.uint8)  # 0 new, 1 on the current path, 2 resolved
-    cut = np.zeros(n, np.bool_)
-    stack = np.empty(max(n, 1), np.int64)
-    for i in range(n):
-        if state[i] == 2:
-            continue
-        sp = 0
-        j = i
-        base = np.int64(-1)
-        while True:
-            if j < 0:
-                break
-            if state[j] == 2:
-                base = out[j]
-                break
-            if state[j] == 1:  # back on the path: the last node's link closes a cycle
-                cut[stack[sp - 1]] = True
-                break
-            state[j] = 1
-            stack[sp] = j
-            sp += 1
-            j = parent[j]
-        cur = base
-        for k in range(sp - 1, -1, -1):
-            node = stack[k]
-            if marked[node]:
-                cur = node
-            out[node] = cur
-            state[node] = 2
-    return out, cut
+    was cut): `stacklists.nearest_kept_cut`."""
+    return nearest_kept_cut(parent, marked)
 
 
 @njit(cache=True, nogil=True)
 def enclosing_calls(start, end, parent, thread_lo, thread_hi, p_thread, p_ts):
     """The deepest call of thread ``p_thread[k]`` (calls in per-thread pre-order, thread t's in
     ``[thread_lo[t], thread_hi[t])``) whose interval holds ``p_ts[k]`` (start <= ts <= end), or -1:
-    a binary search for the last call starting at or before ts, then up its parents (as
-    `tree.enclosing_call`)."""
+    `tree.enclosing_call` (a binary search for the last call starting at or before ts, then up
+    its parents) of each."""
     m = p_ts.shape[0]
     out = np.full(m, -1, np.int64)
     for k in range(m):
         t = p_thread[k]
-        if t < 0:
-            continue
-        lo = thread_lo[t]
-        hi = thread_hi[t]
-        ts = p_ts[k]
-        a = lo
-        b = hi
-        while a < b:
-            mid = (a + b) // 2
-            if start[mid] <= ts:
-                a = mid + 1
-            else:
-                b = mid
-        i = a - 1
-        while i >= lo:
-            if end[i] >= ts:
-                out[k] = i
-                break
-            i = parent[i]
+        if t >= 0:
+            out[k] = enclosing_call(start, end, parent, thread_lo[t], thread_hi[t], p_ts[k], False)
     return out
 
 

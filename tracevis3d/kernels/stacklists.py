@@ -26,7 +26,7 @@ RAW_BAD_HEIGHT = 4  # stackprof raw: a stack height or sample count below 0
 
 
 @njit(cache=True, nogil=True)
-def _mix(a, b):
+def mix_pair(a, b):
     """A 64-bit hash of the pair (a, b) (splitmix64's finaliser over a multiplicative mix)."""
     h = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15) ^ (np.uint64(b) + np.uint64(0x632BE59BD9B4E019))
     h ^= h >> np.uint64(29)
@@ -77,7 +77,7 @@ def stack_paths(flat, offsets):
         for d in range(c, ln):
             f = flat[a + d]
             mask = np.uint64(cap - 1)
-            h = _mix(node + 1, f) & mask
+            h = mix_pair(node + 1, f) & mask
             while True:
                 x = slots[h]
                 if x < 0:
@@ -98,7 +98,7 @@ def stack_paths(flat, offsets):
                         slots = np.full(cap, -1, np.int64)
                         mask2 = np.uint64(cap - 1)
                         for y in range(m):
-                            g = _mix(parent[y] + 1, frame[y]) & mask2
+                            g = mix_pair(parent[y] + 1, frame[y]) & mask2
                             while slots[g] >= 0:
                                 g = (g + np.uint64(1)) & mask2
                             slots[g] = y
@@ -155,15 +155,14 @@ def evented_stacks(is_open, frame):
 
 
 @njit(cache=True, nogil=True)
-def nearest_kept(parent, keep):
-    """up[s]: the nearest stack at or under stack s (following ``parent``) whose ``keep`` is
-    set, -1 when none is: the stack s becomes once the frames not kept are hidden (the Firefox
-    Profiler's "JavaScript only" call tree, speedscope's ``firefox.ts`` keeping only the frames
-    with a script location).  A parent out of range is a root; a parent link that closes a
-    cycle is cut there (that stack a root).  O(n): each stack is resolved once, on an explicit
-    path."""
+def nearest_kept_cut(parent, keep):
+    """up[s]: the nearest of stack s and its ancestors (following ``parent``: index, -1 none)
+    whose ``keep`` is set, -1 when none is; and cut[s]: whether s's parent link closes a cycle
+    (cut there: s is then a root).  A parent out of range is a root.  O(n): each stack is
+    resolved once, on an explicit path (the walk stops at a stack already resolved)."""
     n = parent.shape[0]
     up = np.full(n, -1, np.int64)
+    cut = np.zeros(n, np.bool_)
     state = np.zeros(n, np.int8)  # 0 new, 1 on the current path, 2 resolved
     path = np.empty(max(n, 1), np.int64)
     for s0 in range(n):
@@ -177,7 +176,11 @@ def nearest_kept(parent, keep):
             path[m] = x
             m += 1
             p = parent[x]
-            if p < 0 or p >= n or state[p] == 1:
+            if p < 0 or p >= n:
+                below = -1
+                break
+            if state[p] == 1:  # back on the path: x's link closes a cycle
+                cut[x] = True
                 below = -1
                 break
             if state[p] == 2:
@@ -190,6 +193,17 @@ def nearest_kept(parent, keep):
                 below = x
             up[x] = below
             state[x] = 2
+    return up, cut
+
+
+@njit(cache=True, nogil=True)
+def nearest_kept(parent, keep):
+    """up[s]: the nearest stack at or under stack s (following ``parent``) whose ``keep`` is
+    set, -1 when none is: the stack s becomes once the frames not kept are hidden (the Firefox
+    Profiler's "JavaScript only" call tree, speedscope's ``firefox.ts`` keeping only the frames
+    with a script location).  A parent out of range is a root; a parent link that closes a
+    cycle is cut there (that stack a root): `nearest_kept_cut`."""
+    up, _ = nearest_kept_cut(parent, keep)
     return up
 
 

@@ -14,17 +14,9 @@ import numpy as np
 from numba import njit
 
 from .left_heavy import children_heaviest_first
+from .stacklists import mix_pair
 
 _EMPTY = np.int64(-1)
-
-
-@njit(cache=True, nogil=True)
-def _hash2(a, b):
-    h = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15) ^ (np.uint64(b) + np.uint64(0x632BE59BD9B4E019))
-    h ^= h >> np.uint64(29)
-    h *= np.uint64(0xBF58476D1CE4E5B9)
-    h ^= h >> np.uint64(32)
-    return h
 
 
 #: children a node's list holds before its children go to the hash table (`canonical_nodes`)
@@ -65,7 +57,7 @@ def _parents_first(parent, depth):
 def _slot_of(slot, mask, c_parent, c_frame, cp, f):
     """The slot of (cp, f) in the open-addressing table ``slot`` (node ids, -1 empty): the one
     holding that node, or the empty one where it goes."""
-    h = _hash2(cp + 1, f) & mask
+    h = mix_pair(cp + 1, f) & mask
     while True:
         c = slot[h]
         if c < 0 or (c_parent[c] == cp and c_frame[c] == f):
@@ -149,35 +141,12 @@ def canonical_nodes(parent, frame, depth):
 @njit(cache=True, nogil=True)
 def subtree_totals(c_parent, c_depth, self_weight):
     """total[i] = self_weight[i] + Σ total[children of i]: the inclusive weight of each node of
-    a forest (children summed into parents from the deepest level up; from the last node to
-    the first when every parent precedes its children).  O(n)."""
+    a forest (children summed into parents in the reverse of `_parents_first`'s order: from the
+    last node to the first when every parent precedes its children, else from the deepest level
+    up).  O(n)."""
     n = c_parent.shape[0]
     total = self_weight.astype(np.float64).copy()
-    forward = True
-    for i in range(n):
-        if c_parent[i] >= i:
-            forward = False
-            break
-    if forward:
-        for i in range(n - 1, -1, -1):
-            p = c_parent[i]
-            if p >= 0:
-                total[p] += total[i]
-        return total
-    maxd = 0
-    for i in range(n):
-        if c_depth[i] > maxd:
-            maxd = c_depth[i]
-    cnt = np.zeros(maxd + 2, np.int64)
-    for i in range(n):
-        cnt[c_depth[i] + 1] += 1
-    for d in range(maxd + 1):
-        cnt[d + 1] += cnt[d]
-    order = np.empty(n, np.int64)
-    for i in range(n):
-        d = c_depth[i]
-        order[cnt[d]] = i
-        cnt[d] += 1
+    order = _parents_first(c_parent, c_depth)
     for k in range(n - 1, -1, -1):
         i = order[k]
         p = c_parent[i]
@@ -245,6 +214,37 @@ def _open_depth(c_depth):
     return maxd
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _common_depth(f, sp, open_node, c_parent, c_depth):
+    """How many frames the stack of top node ``f`` shares from the bottom with the open stack
+    ``open_node[:sp]`` (node at each depth): walked up from ``f`` to depth ``sp - 1``, then on up
+    while the nodes differ (equal paths are equal nodes, so the first equal one ends the walk)."""
+    x = f
+    dx = c_depth[f]
+    while dx > sp - 1:
+        x = c_parent[x]
+        dx -= 1
+    while dx >= 0 and open_node[dx] != x:
+        x = c_parent[x]
+        dx -= 1
+    return dx + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _close_calls(open_call, sp, common, t, nc, o_start, o_end, o_eix):
+    """The open calls at depths ``common`` to ``sp - 1`` (``open_call``) ended at time ``t``, their
+    end index ``nc``; returns how many of them last no time (end ≤ start)."""
+    zero = 0
+    while sp > common:
+        sp -= 1
+        c = open_call[sp]
+        o_end[c] = t
+        o_eix[c] = nc
+        if not t > o_start[c]:
+            zero += 1
+    return zero
+
+
 @njit(cache=True, nogil=True)
 def count_calls(s_node, c_parent, c_depth):
     """How many calls `expand_into` opens for the samples ``s_node`` (their stacks' top nodes,
@@ -260,15 +260,7 @@ def count_calls(s_node, c_parent, c_depth):
         if f < 0:
             sp = 0
             continue
-        x = f
-        dx = c_depth[f]
-        while dx > sp - 1:
-            x = c_parent[x]
-            dx -= 1
-        while dx >= 0 and open_node[dx] != x:
-            x = c_parent[x]
-            dx -= 1
-        common = dx + 1
+        common = _common_depth(f, sp, open_node, c_parent, c_depth)
         x = f
         d = c_depth[f]
         while d >= common:
@@ -310,22 +302,9 @@ def expand_into(s_ts, s_node, c_parent, c_depth, c_frame, base, o_func, o_start,
         f = s_node[k]
         common = 0
         if f >= 0:
-            x = f
-            dx = c_depth[f]
-            while dx > sp - 1:
-                x = c_parent[x]
-                dx -= 1
-            while dx >= 0 and open_node[dx] != x:
-                x = c_parent[x]
-                dx -= 1
-            common = dx + 1
-        while sp > common:
-            sp -= 1
-            c = open_call[sp]
-            o_end[c] = t
-            o_eix[c] = nc
-            if not t > o_start[c]:
-                zero += 1
+            common = _common_depth(f, sp, open_node, c_parent, c_depth)
+        zero += _close_calls(open_call, sp, common, t, nc, o_start, o_end, o_eix)
+        sp = min(sp, common)
         if f >= 0:
             d = c_depth[f]
             m = d + 1 - common
@@ -346,13 +325,7 @@ def expand_into(s_ts, s_node, c_parent, c_depth, c_frame, base, o_func, o_start,
             nc += m
             sp = c_depth[f] + 1
     last = s_ts[n - 1] if n else 0.0
-    while sp > 0:
-        sp -= 1
-        c = open_call[sp]
-        o_end[c] = last
-        o_eix[c] = nc
-        if not last > o_start[c]:
-            zero += 1
+    zero += _close_calls(open_call, sp, 0, last, nc, o_start, o_end, o_eix)
     return nc - base, zero
 
 
@@ -360,7 +333,8 @@ def expand_into(s_ts, s_node, c_parent, c_depth, c_frame, base, o_func, o_start,
 def drop_instant_calls(func, start, end, par, dep, eix, thread):
     """The calls (in pre-order, `expand_into`'s outputs) without those that last no time
     (end ≤ start), with their subtrees (all inside one instant): parent and end_index
-    renumbered.  Returns the kept (func, start, end, parent, depth, end_index, thread)."""
+    renumbered (int32).  Returns the kept (func, start, end, parent, depth, end_index, thread),
+    the others in the dtypes they come in."""
     nc = func.shape[0]
     before = np.empty(nc + 1, np.int32)  # kept calls before index i
     kept = 0
@@ -369,23 +343,14 @@ def drop_instant_calls(func, start, end, par, dep, eix, thread):
         if end[i] > start[i]:
             kept += 1
     before[nc] = kept
-    o_func = np.empty(kept, func.dtype)
-    o_start = np.empty(kept, np.float64)
-    o_end = np.empty(kept, np.float64)
+    keep = end > start
     o_par = np.empty(kept, np.int32)
-    o_dep = np.empty(kept, np.int32)
     o_eix = np.empty(kept, np.int32)
-    o_thr = np.empty(kept, thread.dtype)
     j = 0
     for i in range(nc):
-        if end[i] > start[i]:
-            o_func[j] = func[i]
-            o_start[j] = start[i]
-            o_end[j] = end[i]
+        if keep[i]:
             p = par[i]
             o_par[j] = before[p] if p >= 0 else np.int32(-1)
-            o_dep[j] = dep[i]
             o_eix[j] = before[eix[i]]
-            o_thr[j] = thread[i]
             j += 1
-    return o_func, o_start, o_end, o_par, o_dep, o_eix, o_thr
+    return func[keep], start[keep], end[keep], o_par, dep[keep], o_eix, thread[keep]
