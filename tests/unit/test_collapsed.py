@@ -214,7 +214,7 @@ def test_byte_kernels_against_python():
         ln = rng.randrange(0, min(70, n - max(a, b)))
         assert ts.span_hash(buf, a, a + ln, np.uint64(7)) == ts.span_hash(buf, a + n, a + n + ln, np.uint64(7))
         arena = ts.to_arena(np.zeros(16, np.uint8), 0, buf, b, b + ln, b, b)
-        assert ts._same_in_arena(arena, 0, buf, a, ln) == (raw[a:a + ln] == raw[b:b + ln])
+        assert ts.same_as_arena(arena, 0, buf, a, ln) == (raw[a:a + ln] == raw[b:b + ln])
     hashes = {int(ts.span_hash(buf, k, k + 9, np.uint64(7))) for k in range(2000)}
     assert len(hashes) == len({raw[k:k + 9] for k in range(2000)})
     # peel_lanes: frames 0, 1 are lane frames; trie 0:(-1,0) 1:(0,2) 2:(0,1) 3:(2,2) 4:(-1,2)

@@ -7,8 +7,30 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .perf_scan import is_ws
+from .perf_lines import next_token
 from .textscan import grow_f64, grow_i64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _number(buf, z, y, base):
+    """The value of the digits ``buf[z:y]`` in ``base`` (10: ``0-9``; 16: also ``a-f``, ``A-F``),
+    v = v × base + digit from the first, as float64, and whether they are all digits (and there is
+    one); at the first other byte, the value so far and False."""
+    v = 0.0
+    if z == y:
+        return v, False
+    while z < y:
+        d = buf[z]
+        if 48 <= d <= 57:
+            v = v * base + (d - 48)
+        elif base == 16 and 97 <= d <= 102:
+            v = v * base + (d - 87)
+        elif base == 16 and 65 <= d <= 70:
+            v = v * base + (d - 55)
+        else:
+            return v, False
+        z += 1
+    return v, True
 
 
 @njit(cache=True, nogil=True)
@@ -31,13 +53,9 @@ def callgrind_costs(buf, starts, ends, column):
         good = True
         x = a
         while x < e:
-            while x < e and is_ws(buf[x]):
-                x += 1
+            x, y = next_token(buf, x, e)
             if x >= e:
                 break
-            y = x
-            while y < e and not is_ws(buf[y]):
-                y += 1
             # every token is checked; only the wanted column's value is kept
             c = buf[x]
             rel = 0
@@ -51,34 +69,13 @@ def callgrind_costs(buf, starts, ends, column):
                 if c == 43 or c == 45:
                     rel = 1 if c == 43 else -1
                     z += 1
-                v = 0.0
+                base = 10
                 if z + 1 < y and buf[z] == 48 and (buf[z + 1] == 120 or buf[z + 1] == 88):
                     z += 2
-                    if z == y:
-                        good = False
-                    while z < y:
-                        d = buf[z]
-                        if 48 <= d <= 57:
-                            v = v * 16.0 + (d - 48)
-                        elif 97 <= d <= 102:
-                            v = v * 16.0 + (d - 87)
-                        elif 65 <= d <= 70:
-                            v = v * 16.0 + (d - 55)
-                        else:
-                            good = False
-                            break
-                        z += 1
-                else:
-                    if z == y:
-                        good = False
-                    while z < y:
-                        d = buf[z]
-                        if 48 <= d <= 57:
-                            v = v * 10.0 + (d - 48)
-                        else:
-                            good = False
-                            break
-                        z += 1
+                    base = 16
+                v, digits = _number(buf, z, y, base)
+                if not digits:
+                    good = False
             if col == column:
                 if rel == 2:
                     val = prev

@@ -31,8 +31,8 @@ from numba import njit
 
 from .jsonstrict import (after_item, int_list, span_is, scan_key, scan_literal, scan_number, skip_value, scan_string, skip_ws,
                          control_bytes, utf8_ok)
-from .inline_bytes import hash_bytes, same_as_arena, to_arena
-from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64
+from .inline_bytes import hash_bytes, to_arena
+from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, regrow, same_as_arena
 
 __all__ = ["scan_cpuprofile", "utf8_ok", "control_bytes", "OK", "FALLBACK"]
 
@@ -90,21 +90,8 @@ def _grow_strings(ns, n_more, used, n_bytes, s_off, s_len, s_esc, s_hash, s_aoff
         a2[:used] = arena[:used]
         arena = a2
     while 2 * need > table.shape[0]:
-        table = _regrow(s_hash, ns, table.shape[0])
+        table = regrow(s_hash, ns, table.shape[0])
     return s_off, s_len, s_esc, s_hash, s_aoff, arena, table
-
-
-@njit(cache=True, nogil=True)
-def _regrow(hashes, n, cap):
-    cap = 4 * cap
-    table = np.full(cap, -1, np.int64)
-    mask = np.uint64(cap - 1)
-    for j in range(n):
-        q = hashes[j] & mask
-        while table[q] >= 0:
-            q = (q + np.uint64(1)) & mask
-        table[q] = j
-    return table
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -283,7 +270,7 @@ def _grow_keys(nkey, k_name, k_url, k_line, k_col, k_hash, k_table):
         k_col = grow_i64(k_col, nkey + 1)
         k_hash = grow_u64(k_hash, nkey + 1)
     while 2 * (nkey + 1) > k_table.shape[0]:
-        k_table = _regrow(k_hash, nkey, k_table.shape[0])
+        k_table = regrow(k_hash, nkey, k_table.shape[0])
     return k_name, k_url, k_line, k_col, k_hash, k_table
 
 

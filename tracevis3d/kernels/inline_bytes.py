@@ -1,6 +1,6 @@
 """Byte spans hashed and compared inline, for the scanners' hot loops (`cpuprofile_scan`,
-`pprof_scan`, `perf_lines`): the same work as `textscan.span_hash`, `textscan._same_in_arena`
-and `textscan._same_bytes`, but inlined into their caller, so a loop compiled without reference
+`pprof_scan`, `perf_lines`): the same work as `textscan.span_hash` and `textscan._same_bytes`
+(the arena comparison is `textscan.same_as_arena`, inlined too), but inlined into their caller, so a loop compiled without reference
 counting (``_nrt=False``) calls no function that counts them: a call of a compiled function that
 takes arrays costs two atomic operations per array (measured: a third of the .cpuprofile scan).
 """
@@ -27,20 +27,6 @@ def hash_bytes(buf, lo, hi, basis):
     for x in range(hi - k):
         w |= np.uint64(buf[k + x]) << np.uint64(8 * x)
     return mix64((h ^ w) * K2 ^ np.uint64(hi - lo))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def same_as_arena(arena, a, buf, b, ln):
-    """``arena[a:a+ln] == buf[b:b+ln]``, 8 bytes at a time."""
-    k = 0
-    while k + 8 <= ln:
-        if load_u64(arena, a + k) != load_u64(buf, b + k):
-            return False
-        k += 8
-    for x in range(k, ln):
-        if arena[a + x] != buf[b + x]:
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True, inline="always")

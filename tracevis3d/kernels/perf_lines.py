@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .inline_bytes import hash_bytes, same_as_arena
-from .textscan import K1, K2, grow_i64, grow_u64, mix64, rehash, to_arena, either_mask32, load_u64
+from .inline_bytes import hash_bytes
+from .textscan import K1, K2, grow_i64, grow_u64, mix64, same_as_arena, table_put, to_arena, either_mask32, load_u64
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -33,6 +33,18 @@ def line_end(buf, j, hi):
 def is_ws(c):
     """Whether byte ``c`` is a space, a tab or a CR (white space within a perf script line)."""
     return c == 32 or c == 9 or c == 13
+
+
+@njit(cache=True, nogil=True, inline="always")
+def next_token(buf, x, e):
+    """The next token of ``buf[x:e]`` (bytes up to white space, `is_ws`, after any white space):
+    (its start, its end); the start is ``e`` when there is none."""
+    while x < e and is_ws(buf[x]):
+        x += 1
+    y = x
+    while y < e and not is_ws(buf[y]):
+        y += 1
+    return x, y
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -108,13 +120,9 @@ def perf_header(buf, p, e):
     pprev1 = -1
     first = True
     while x < e:
-        while x < e and is_ws(buf[x]):
-            x += 1
+        x, y = next_token(buf, x, e)
         if x >= e:
             break
-        y = x
-        while y < e and not is_ws(buf[y]):
-            y += 1
         if not first:
             # time?
             z = x
@@ -178,11 +186,7 @@ def perf_header(buf, p, e):
     # the event: the first token after the time ending with ':'
     x = t1
     while x < e:
-        while x < e and is_ws(buf[x]):
-            x += 1
-        y = x
-        while y < e and not is_ws(buf[y]):
-            y += 1
+        x, y = next_token(buf, x, e)
         if y > x and buf[y - 1] == 58:
             return comm_end, pid, tid, True, x, y - 1, y
         x = y
@@ -236,11 +240,8 @@ def intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_l
         f_d1[nf] = d1
         f_line[nf] = lineno
         f_hash[nf] = h
-        f_table[slot] = nf
         fid = nf
-        nf += 1
-        if 2 * nf > f_table.shape[0]:
-            f_table = rehash(f_hash, nf)
+        f_table, nf = table_put(f_table, slot, f_hash, nf)
     return fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
 
 

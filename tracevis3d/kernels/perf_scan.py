@@ -10,8 +10,8 @@ from numba import njit
 
 from .perf_lines import (parse_address, block, intern_frame, is_hex, is_inlined, is_ws, line_end,  # noqa: F401
                          perf_frame, perf_header)
-from .inline_bytes import hash_bytes, same_as_arena
-from .textscan import FLOODED, OK, FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, rehash  # noqa: F401
+from .inline_bytes import hash_bytes
+from .textscan import FLOODED, OK, FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, regrow_rows, rehash, same_as_arena, table_put  # noqa: F401
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -34,34 +34,9 @@ def _stack_leaf(chain, nc, top, cur_thread, basis, prev_ids, prev_nodes, prev_n,
     for a in range(nc - 1 - reuse, top - 1, -1):
         fid = chain[a]
         lookups += 1
-        nh = mix64((np.uint64(parent + 2) * K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * K2))
-        mask = np.uint64(n_table.shape[0] - 1)
-        slot = nh & mask
-        node = np.int64(-1)
-        while True:
-            g = n_table[slot]
-            if g < 0:
-                break
-            if n_parent[g] == parent and n_frame[g] == fid and n_thread[g] == cur_thread:
-                node = g
-                break
-            probes += 1
-            slot = (slot + np.uint64(1)) & mask
-        if node < 0:
-            if nn == n_parent.shape[0]:
-                n_parent = grow_i64(n_parent, nn + 1)
-                n_frame = grow_i64(n_frame, nn + 1)
-                n_thread = grow_i64(n_thread, nn + 1)
-                n_hash = grow_u64(n_hash, nn + 1)
-            n_parent[nn] = parent
-            n_frame[nn] = fid
-            n_thread[nn] = cur_thread
-            n_hash[nn] = nh
-            n_table[slot] = nn
-            node = nn
-            nn += 1
-            if 2 * nn > n_table.shape[0]:
-                n_table = rehash(n_hash, nn)
+        node, pr, n_parent, n_frame, n_thread, n_hash, nn, n_table = _trie_step(
+            parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_hash, nn, n_table)
+        probes += pr
         parent = node
         prev_ids[nc - 1 - a] = fid
         prev_nodes[nc - 1 - a] = node
@@ -139,11 +114,8 @@ def _thread_id(buf, p, comm_end, pid, tid, basis, t_c0, t_c1, t_pid, t_tid, t_ha
         t_pid[nt] = pid
         t_tid[nt] = tid
         t_hash[nt] = th
-        t_table[slot] = nt
         cur_thread = nt
-        nt += 1
-        if 2 * nt > t_table.shape[0]:
-            t_table = rehash(t_hash, nt)
+        t_table, nt = table_put(t_table, slot, t_hash, nt)
     return cur_thread, probes, t_c0, t_c1, t_pid, t_tid, t_hash, nt, t_table
 
 
@@ -157,8 +129,9 @@ def _note_line(counts, k, lineno):
 
 @njit(cache=True, nogil=True, inline="always")
 def _trie_step(parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_hash, nn, n_table):
-    """The trie node (``parent``, frame ``fid``) of thread ``cur_thread``, added when new (as
-    `_stack_leaf` adds one).  Returns (node, probes, the trie's arrays, count and table)."""
+    """The trie node (``parent``, frame ``fid``) of thread ``cur_thread``, added when new (the
+    step of `_stack_leaf`'s walk): its hash mix64((parent + 2) K1 ^ (fid + basis) ^ thread K2),
+    probed linearly.  Returns (node, probes, the trie's arrays, count and table)."""
     nh = mix64((np.uint64(parent + 2) * K1) ^ (np.uint64(fid) + basis) ^ (np.uint64(cur_thread) * K2))
     mask = np.uint64(n_table.shape[0] - 1)
     slot = nh & mask
@@ -180,11 +153,8 @@ def _trie_step(parent, fid, cur_thread, basis, n_parent, n_frame, n_thread, n_ha
     n_frame[nn] = fid
     n_thread[nn] = cur_thread
     n_hash[nn] = nh
-    n_table[slot] = nn
     node = nn
-    nn += 1
-    if 2 * nn > n_table.shape[0]:
-        n_table = rehash(n_hash, nn)
+    n_table, nn = table_put(n_table, slot, n_hash, nn)
     return node, probes, n_parent, n_frame, n_thread, n_hash, nn, n_table
 
 
@@ -204,22 +174,6 @@ def _suffix_probe(buf, a, b, thread, lines_hash, rows):
                 and same_as_arena(buf, rows[slot, 1], buf, a, b - a):
             return slot, True, h
         slot = (slot + np.uint64(1)) & mask
-
-
-@njit(cache=True, nogil=True)
-def _regrow_suffix_rows(rows):
-    """The suffix table (`_suffix_probe`) at 4 times the slots, its rows re-inserted."""
-    cap = 4 * rows.shape[0]
-    out = np.full((cap, rows.shape[1]), -1, np.int64)
-    mask = np.uint64(cap - 1)
-    for r in range(rows.shape[0]):
-        if rows[r, 1] < 0:
-            continue
-        q = np.uint64(rows[r, 0]) & mask
-        while out[q, 1] >= 0:
-            q = (q + np.uint64(1)) & mask
-        out[q] = rows[r]
-    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -454,7 +408,7 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
                 x_rows[x_slot, 5] = (from_lines - first) | ((ev_bad - 1 + first) << 32)
                 nx += 1
                 if 2 * nx > x_rows.shape[0]:
-                    x_rows = _regrow_suffix_rows(x_rows)
+                    x_rows = regrow_rows(x_rows)
             s_thread, s_node, ns = _add_sample(s_thread, s_node, ns, cur_thread, leaf)
         in_event = keep = False
         nc = 0

@@ -1,5 +1,6 @@
-"""pprof's wire format read for `tracevis3d.kernels.pprof_scan`, in numba: varints (inlined, the
-short ones first), a packed list checked (`_packed_ok`), the top level of a ``Profile`` but its
+"""pprof's wire format read for `tracevis3d.kernels.pprof_scan`, in numba, with
+`tracevis3d.kernels.protowire`'s field and varint readers (inlined): a packed list checked
+(`_packed_ok`), a checked field skipped (`skip_checked`), the top level of a ``Profile`` but its
 samples (`profile_fields`), one ``Sample``'s fields (`sample_fields`) and its frame list
 (`sample_frames`: each location id to its location's frames, `_location_of`).  Checked as
 `tracevis3d.kernels.protowire` checks a message (its error codes).
@@ -9,38 +10,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .protowire import BAD_WIRE_TYPE, CUT_FIELD, CUT_VARINT, FIELD_ZERO, OK
+from .protowire import CUT_VARINT, OK, field_number, read_field, read_varint_i as read_varint
 from .textscan import grow_i64, grow_u64
 
 
 @njit(cache=True, nogil=True, inline="always")
-def read_varint(buf, i, end):
-    """`protowire.read_varint`, inlined (one and two byte varints first: most ids and tags):
-    (value, next offset), next offset -1 when the varint runs past ``end`` or past 10 bytes."""
-    if i < end:
-        c = buf[i]
-        if c < 0x80:
-            return np.uint64(c), i + 1
-        if i + 1 < end:
-            d = buf[i + 1]
-            if d < 0x80:
-                return np.uint64(c & 0x7F) | (np.uint64(d) << np.uint64(7)), i + 2
-    v = np.uint64(0)
-    shift = np.uint64(0)
-    for k in range(10):
-        if i + k >= end:
-            return v, -1
-        c = buf[i + k]
-        v |= np.uint64(c & 0x7F) << shift
-        if c < 0x80:
-            return v, i + k + 1
-        shift += np.uint64(7)
-    return v, -1
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _packed_ok(buf, a, b):
-    """Whether ``buf[a:b]`` is whole varints back to back (what `read_varint` reads to its end):
+    """Whether ``buf[a:b]`` is whole varints back to back (what `protowire.read_varint_i` reads to its end):
     its last byte ends a varint and no varint runs past 10 bytes (10 bytes in a row with their
     high bit set).  The offset of the first bad varint, or -1.  Branch-free over the bytes (the
     high bits are data: a branch on each would be mispredicted half the time)."""
@@ -63,27 +39,19 @@ def _packed_ok(buf, a, b):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _skip_field(buf, i, end, w, at):
-    """Past the value of a field of wire type ``w`` whose value starts at ``i`` (its tag at
-    ``at``): (next offset, error code, error offset), checked as `protowire._walk` checks it."""
+def skip_checked(buf, i, end, w):
+    """The offset past the value at ``i`` of a field of wire type ``w`` in a message already
+    checked (`read_field`): a varint, 8 or 4 bytes, or a length and that many bytes."""
     if w == 0:
-        _, j = read_varint(buf, i, end)
-        if j < 0:
-            return i, CUT_VARINT, i
-        return j, OK, -1
-    if w == 1 or w == 5:
-        size = 8 if w == 1 else 4
-        if i + size > end:
-            return i, CUT_FIELD, at
-        return i + size, OK, -1
-    if w == 2:
-        lv, j = read_varint(buf, i, end)
-        if j < 0:
-            return i, CUT_VARINT, i
-        if lv > np.uint64(end - j):
-            return i, CUT_FIELD, at
-        return j + np.int64(lv), OK, -1
-    return i, BAD_WIRE_TYPE, at
+        _, i = read_varint(buf, i, end)
+    elif w == 1:
+        i += 8
+    elif w == 5:
+        i += 4
+    else:
+        lv, i = read_varint(buf, i, end)
+        i += np.int64(lv)
+    return i
 
 
 @njit(cache=True, nogil=True)
@@ -103,48 +71,18 @@ def profile_fields(buf):
     end = buf.shape[0]
     i = 0
     while i < end:
-        at = i
-        tag, i = read_varint(buf, i, end)
-        if i < 0:
-            return CUT_VARINT, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
-        f = tag >> np.uint64(3)
-        w = tag & np.uint64(7)
-        if f == 0:
-            return FIELD_ZERO, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
-        v = np.uint64(0)
-        length = np.int64(0)
-        if w == 0:
-            v, j = read_varint(buf, i, end)
-            if j < 0:
-                return CUT_VARINT, i, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
-            i = j
-        elif w == 1 or w == 5:
-            size = 8 if w == 1 else 4
-            if i + size > end:
-                return CUT_FIELD, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
-            for k in range(size):
-                v |= np.uint64(buf[i + k]) << np.uint64(8 * k)
-            i += size
-        elif w == 2:
-            lv, j = read_varint(buf, i, end)
-            if j < 0:
-                return CUT_VARINT, i, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
-            if lv > np.uint64(end - j):
-                return CUT_FIELD, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
-            v = np.uint64(j)
-            length = np.int64(lv)
-            i = j + length
-            if f == 2:
-                n_samples += 1
-                continue
-        else:
-            return BAD_WIRE_TYPE, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
+        code, at, f, w, v, length, i = read_field(buf, i, end)
+        if code != OK:
+            return code, at, num[:0], num[:0], wt[:0], val[:0], ln[:0], n_samples
+        if f == 2 and w == 2:
+            n_samples += 1
+            continue
         if n == num.shape[0]:
             num = grow_i64(num, n + 1)
             wt = grow_i64(wt, n + 1)
             val = grow_u64(val, n + 1)
             ln = grow_i64(ln, n + 1)
-        num[n] = np.int64(f) if f < np.uint64(1 << 62) else np.int64(-1)
+        num[n] = field_number(f)
         wt[n] = np.int64(w)
         val[n] = v
         ln[n] = length
@@ -186,7 +124,7 @@ def locations_of(wanted, id_table, u_ids, u_loc):
 def sample_fields(buf, a, b, value_index):
     """One walk of the ``Sample`` message ``buf[a:b]``: (code, error offset, location rows,
     start and end of its first packed ``location_id`` field, values, the value at
-    ``value_index`` (0 when there are not that many)).  Every field checked (`_skip_field`);
+    ``value_index`` (0 when there are not that many)).  Every field checked (`protowire.read_field`);
     the packed lists' varints too."""
     i = a
     n_loc = 0
@@ -195,56 +133,33 @@ def sample_fields(buf, a, b, value_index):
     n_val = 0
     value = np.uint64(0)
     while i < b:
-        at = i
-        tag, i = read_varint(buf, i, b)
-        if i < 0:
-            return CUT_VARINT, at, n_loc, la, lb, n_val, value
-        f = tag >> np.uint64(3)
-        w = tag & np.uint64(7)
-        if f == 0:
-            return FIELD_ZERO, at, n_loc, la, lb, n_val, value
-        if (f == 1 or f == 2) and (w == 0 or w == 2):
-            if w == 0:
-                v, j = read_varint(buf, i, b)
-                if j < 0:
-                    return CUT_VARINT, i, n_loc, la, lb, n_val, value
-                i = j
-                if f == 1:
-                    n_loc += 1
-                else:
-                    if n_val == value_index:
-                        value = v
-                    n_val += 1
-                continue
-            lv, j = read_varint(buf, i, b)
-            if j < 0:
-                return CUT_VARINT, i, n_loc, la, lb, n_val, value
-            if lv > np.uint64(b - j):
-                return CUT_FIELD, at, n_loc, la, lb, n_val, value
-            e = j + np.int64(lv)
-            if f == 1:
-                if n_loc == 0:
-                    la = j
-                    lb = e
-                n_loc += 1
-                bad = _packed_ok(buf, j, e)  # (checked here; decoded only when the list is new)
-                if bad >= 0:
-                    return CUT_VARINT, bad, n_loc, la, lb, n_val, value
-            else:
-                x = j
-                while x < e:
-                    v, y = read_varint(buf, x, e)
-                    if y < 0:
-                        return CUT_VARINT, x, n_loc, la, lb, n_val, value
-                    if n_val == value_index:
-                        value = v
-                    n_val += 1
-                    x = y
-            i = e
-            continue
-        i, code, where = _skip_field(buf, i, b, w, at)
+        code, where, f, w, v, length, i = read_field(buf, i, b)
         if code != OK:
             return code, where, n_loc, la, lb, n_val, value
+        if f == 1 and w == 0:
+            n_loc += 1
+        elif f == 2 and w == 0:
+            if n_val == value_index:
+                value = v
+            n_val += 1
+        elif f == 1 and w == 2:
+            if n_loc == 0:
+                la = np.int64(v)
+                lb = i
+            n_loc += 1
+            bad = _packed_ok(buf, np.int64(v), i)  # (checked here; decoded only when the list is new)
+            if bad >= 0:
+                return CUT_VARINT, bad, n_loc, la, lb, n_val, value
+        elif f == 2 and w == 2:
+            x = np.int64(v)
+            while x < i:
+                u, y = read_varint(buf, x, i)
+                if y < 0:
+                    return CUT_VARINT, x, n_loc, la, lb, n_val, value
+                if n_val == value_index:
+                    value = u
+                n_val += 1
+                x = y
     return OK, -1, n_loc, la, lb, n_val, value
 
 
@@ -291,13 +206,5 @@ def sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
                 if w == 0:
                     break
             continue
-        if w == 0:
-            _, i = read_varint(buf, i, b)
-        elif w == 1:
-            i += 8
-        elif w == 5:
-            i += 4
-        else:
-            lv, i = read_varint(buf, i, b)
-            i += np.int64(lv)
+        i = skip_checked(buf, i, b, w)
     return fl, n, miss

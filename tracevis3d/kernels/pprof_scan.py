@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .pprof_fields import sample_fields, sample_frames, read_varint
-from .protowire import OK, trie_find
-from .inline_bytes import hash_bytes, same_as_arena
-from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, mix64, to_arena
+from .pprof_fields import sample_fields, sample_frames, skip_checked
+from .protowire import OK, list_hash, read_varint_i as read_varint, trie_node
+from .inline_bytes import hash_bytes
+from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, regrow_rows, same_as_arena, table_put, to_arena
 
 __all__ = ["sample_stacks"]
 
@@ -96,20 +96,7 @@ def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent,
     parent = prev_node[r - 1] if r > 0 else np.int64(-1)
     for k in range(r, d):
         fr = rf[k]
-        h, slot, node = trie_find(table, n_parent, n_frame, parent, fr, seed)
-        if node < 0:
-            if nn == n_parent.shape[0]:
-                n_parent = grow_i64(n_parent, nn + 1)
-                n_frame = grow_i64(n_frame, nn + 1)
-                n_hash = grow_u64(n_hash, nn + 1)
-            n_parent[nn] = parent
-            n_frame[nn] = fr
-            n_hash[nn] = h
-            table[slot] = nn
-            node = nn
-            nn += 1
-            if 2 * nn > table.shape[0]:
-                table = _regrow(n_hash, nn, table.shape[0])
+        node, n_parent, n_frame, n_hash, nn, table = trie_node(table, n_parent, n_frame, n_hash, nn, parent, fr, seed)
         parent = node
         prev_f[k] = fr
         prev_node[k] = node
@@ -179,15 +166,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
         f = tag >> np.uint64(3)
         w = tag & np.uint64(7)
         if not (f == 2 and w == 2):
-            if w == 0:
-                _, i = read_varint(buf, i, end)
-            elif w == 1:
-                i += 8
-            elif w == 5:
-                i += 4
-            else:
-                lv, i = read_varint(buf, i, end)
-                i += np.int64(lv)
+            i = skip_checked(buf, i, end, w)
             continue
         lv, i = read_varint(buf, i, end)
         a = i
@@ -228,9 +207,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
         # 2. decode: the frames, and the same frames as an earlier list
         fl, nf, miss = sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
         n_miss += miss
-        lh = np.uint64(seed) ^ np.uint64(nf)
-        for k in range(nf):
-            lh = mix64(lh ^ np.uint64(fl[k] + 2))
+        lh = list_hash(fl, 0, nf, seed)
         lmask = np.uint64(l_table.shape[0] - 1)
         lslot = lh & lmask
         leaf = np.int64(-2)
@@ -268,10 +245,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
             l_leaf[nl] = leaf
             l_hash[nl] = lh
             l_used += nf
-            l_table[lslot] = nl
-            nl += 1
-            if 2 * nl > l_table.shape[0]:
-                l_table = _regrow(l_hash, nl, l_table.shape[0])
+            l_table, nl = table_put(l_table, lslot, l_hash, nl)
         s_node[ns] = leaf
         ns += 1
         # remember the message (the probe of step 1 stopped at a free slot: bslot)
@@ -287,37 +261,6 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
         b_used += b - a
         nb += 1
         if 2 * nb > b_rows.shape[0]:
-            b_rows = _regrow_rows(b_rows)
+            b_rows = regrow_rows(b_rows)
     return (OK, -1, n_parent[:nn].copy(), n_frame[:nn].copy(), s_node[:ns].copy(), s_value[:ns].copy(), n_deep,
             n_miss, n_short, first_short)
-
-
-@njit(cache=True, nogil=True)
-def _regrow(hashes, n, cap):
-    """An open-addressing table of 4 × ``cap`` slots holding keys 0..n-1 by ``hashes``."""
-    cap = 4 * cap
-    table = np.full(cap, -1, np.int64)
-    mask = np.uint64(cap - 1)
-    for j in range(n):
-        q = hashes[j] & mask
-        while table[q] >= 0:
-            q = (q + np.uint64(1)) & mask
-        table[q] = j
-    return table
-
-
-@njit(cache=True, nogil=True)
-def _regrow_rows(rows):
-    """The byte-key table (`sample_stacks`: rows hash, arena offset (-1: empty), length and
-    misses, leaf) at 4 times the slots, its rows re-inserted by their hash."""
-    cap = 4 * rows.shape[0]
-    out = np.full((cap, rows.shape[1]), -1, np.int64)
-    mask = np.uint64(cap - 1)
-    for r in range(rows.shape[0]):
-        if rows[r, 1] < 0:
-            continue
-        q = np.uint64(rows[r, 0]) & mask
-        while out[q, 1] >= 0:
-            q = (q + np.uint64(1)) & mask
-        out[q] = rows[r]
-    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .textscan import mix64
+from .textscan import grow_i64, grow_u64, mix64, table_put
 
 #: error codes of `scan_fields` / `repeated_varints`
 OK = 0
@@ -32,10 +32,19 @@ MESSAGES = {CUT_VARINT: "a varint that does not end (cut, or more than 10 bytes)
             FIELD_ZERO: "a field numbered 0"}
 
 
-@njit(cache=True, nogil=True)
-def read_varint(buf, i, end):
-    """(value as uint64, next offset); next offset -1 when the varint runs past ``end`` or is
-    longer than 10 bytes."""
+@njit(cache=True, nogil=True, inline="always")
+def read_varint_i(buf, i, end):
+    """(value as uint64, next offset) of the varint at ``i``; next offset -1 when it runs past
+    ``end`` or is longer than 10 bytes.  Inlined into its caller (the pprof scan's per-sample
+    loops), one and two byte varints first (most ids and tags)."""
+    if i < end:
+        c = buf[i]
+        if c < 0x80:
+            return np.uint64(c), i + 1
+        if i + 1 < end:
+            d = buf[i + 1]
+            if d < 0x80:
+                return np.uint64(c & 0x7F) | (np.uint64(d) << np.uint64(7)), i + 2
     v = np.uint64(0)
     shift = np.uint64(0)
     for k in range(10):
@@ -50,50 +59,76 @@ def read_varint(buf, i, end):
 
 
 @njit(cache=True, nogil=True)
+def read_varint(buf, i, end):
+    """`read_varint_i` as a function of its own."""
+    return read_varint_i(buf, i, end)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def read_field(buf, i, end):
+    """The field whose tag is at ``i`` in a message ending at ``end``: (code, error offset, field
+    number, wire type, value, length, next offset).  For wire type 0 the value is the varint, for
+    1 and 5 the little-endian bytes, for 2 the offset of the bytes (their count in length).  Code
+    `OK` (error offset -1), or the error and its offset: the tag's for a cut tag, field 0, a bad
+    wire type or a cut length-delimited/fixed value, the value's for a cut varint value."""
+    at = i
+    z = np.uint64(0)
+    tag, i = read_varint_i(buf, i, end)
+    if i < 0:
+        return CUT_VARINT, at, z, z, z, np.int64(0), at
+    f = tag >> np.uint64(3)
+    w = tag & np.uint64(7)
+    if f == 0:
+        return FIELD_ZERO, at, f, w, z, np.int64(0), at
+    v = np.uint64(0)
+    length = np.int64(0)
+    if w == 0:
+        v, j = read_varint_i(buf, i, end)
+        if j < 0:
+            return CUT_VARINT, i, f, w, z, length, at
+        i = j
+    elif w == 1 or w == 5:
+        size = 8 if w == 1 else 4
+        if i + size > end:
+            return CUT_FIELD, at, f, w, z, length, at
+        for k in range(size):
+            v |= np.uint64(buf[i + k]) << np.uint64(8 * k)
+        i += size
+    elif w == 2:
+        lv, j = read_varint_i(buf, i, end)
+        if j < 0:
+            return CUT_VARINT, i, f, w, z, length, at
+        if lv > np.uint64(end - j):
+            return CUT_FIELD, at, f, w, z, length, at
+        v = np.uint64(j)
+        length = np.int64(lv)
+        i = j + length
+    else:
+        return BAD_WIRE_TYPE, at, f, w, z, length, at
+    return OK, -1, f, w, v, length, i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def field_number(f):
+    """A field number as the rows keep it: int64, -1 for one of 2^62 or more."""
+    return np.int64(f) if f < np.uint64(1 << 62) else np.int64(-1)
+
+
+@njit(cache=True, nogil=True)
 def _walk(buf, starts, ends, fill, owner, num, wt, val, ln):
-    """One pass over the messages ``buf[starts[m]:ends[m]]``: counts their fields, and when
-    ``fill`` writes them.  Returns (count, error code, error offset)."""
+    """One pass over the messages ``buf[starts[m]:ends[m]]`` (`read_field`): counts their fields,
+    and when ``fill`` writes them.  Returns (count, error code, error offset)."""
     n = 0
     for m in range(starts.shape[0]):
         i = starts[m]
         end = ends[m]
         while i < end:
-            at = i
-            tag, i = read_varint(buf, i, end)
-            if i < 0:
-                return n, CUT_VARINT, at
-            f = tag >> np.uint64(3)
-            w = tag & np.uint64(7)
-            if f == 0:
-                return n, FIELD_ZERO, at
-            v = np.uint64(0)
-            length = np.int64(0)
-            if w == 0:
-                v, j = read_varint(buf, i, end)
-                if j < 0:
-                    return n, CUT_VARINT, i
-                i = j
-            elif w == 1 or w == 5:
-                size = 8 if w == 1 else 4
-                if i + size > end:
-                    return n, CUT_FIELD, at
-                for k in range(size):
-                    v |= np.uint64(buf[i + k]) << np.uint64(8 * k)
-                i += size
-            elif w == 2:
-                lv, j = read_varint(buf, i, end)
-                if j < 0:
-                    return n, CUT_VARINT, i
-                if lv > np.uint64(end - j):
-                    return n, CUT_FIELD, at
-                v = np.uint64(j)
-                length = np.int64(lv)
-                i = j + length
-            else:
-                return n, BAD_WIRE_TYPE, at
+            code, at, f, w, v, length, i = read_field(buf, i, end)
+            if code != OK:
+                return n, code, at
             if fill:
                 owner[n] = m
-                num[n] = np.int64(f) if f < np.uint64(1 << 62) else np.int64(-1)
+                num[n] = field_number(f)
                 wt[n] = np.int64(w)
                 val[n] = v
                 ln[n] = length
@@ -187,6 +222,35 @@ def trie_find(table, n_parent, n_frame, parent, frame, seed):
     return h, slot, node
 
 
+@njit(cache=True, nogil=True, inline="always")
+def list_hash(frames, a, b, seed):
+    """A keyed hash of the list ``frames[a:b]``: h = seed ^ length, then h = mix64(h ^ (frame + 2))
+    over its entries in order (entries ≥ -1)."""
+    h = np.uint64(seed) ^ np.uint64(b - a)
+    for k in range(a, b):
+        h = mix64(h ^ np.uint64(frames[k] + 2))
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def trie_node(table, n_parent, n_frame, n_hash, nn, parent, frame, seed):
+    """The stack trie's node (``parent``, ``frame``) (`trie_find`), added when new: node ``nn``
+    (the node arrays grown by doubling, the table by `textscan.table_put`).  Returns (node, the
+    node arrays, node count, table)."""
+    h, slot, node = trie_find(table, n_parent, n_frame, parent, frame, seed)
+    if node < 0:
+        if nn == n_parent.shape[0]:
+            n_parent = grow_i64(n_parent, nn + 1)
+            n_frame = grow_i64(n_frame, nn + 1)
+            n_hash = grow_u64(n_hash, nn + 1)
+        n_parent[nn] = parent
+        n_frame[nn] = frame
+        n_hash[nn] = h
+        node = nn
+        table, nn = table_put(table, slot, n_hash, nn)
+    return node, n_parent, n_frame, n_hash, nn, table
+
+
 @njit(cache=True, nogil=True)
 def stacks_from_lists(ptr, frames, seed, max_depth):
     """The trie of frame paths of samples given as leaf-first lists of frames: sample s is
@@ -214,9 +278,7 @@ def stacks_from_lists(ptr, frames, seed, max_depth):
     for s in range(ns):
         a0 = ptr[s]
         a1 = ptr[s + 1]
-        lh = np.uint64(seed) ^ np.uint64(a1 - a0)
-        for k in range(a0, a1):
-            lh = mix64(lh ^ np.uint64(frames[k] + 2))
+        lh = list_hash(frames, a0, a1, seed)
         lmask = np.uint64(l_table.shape[0] - 1)
         lslot = lh & lmask
         hit = np.int64(-1)
@@ -240,25 +302,11 @@ def stacks_from_lists(ptr, frames, seed, max_depth):
             s_node[s] = s_node[l_first[hit]]
             continue
         if nl == l_hash.shape[0]:
-            h2 = np.empty(2 * nl, np.uint64)
-            h2[:nl] = l_hash
-            l_hash = h2
-            f2 = np.empty(2 * nl, np.int64)
-            f2[:nl] = l_first
-            l_first = f2
+            l_hash = grow_u64(l_hash, nl + 1)
+            l_first = grow_i64(l_first, nl + 1)
         l_hash[nl] = lh
         l_first[nl] = s
-        l_table[lslot] = nl
-        nl += 1
-        if 2 * nl > l_table.shape[0]:
-            t2 = np.full(4 * l_table.shape[0], -1, np.int64)
-            m2 = np.uint64(t2.shape[0] - 1)
-            for j in range(nl):
-                q = l_hash[j] & m2
-                while t2[q] >= 0:
-                    q = (q + np.uint64(1)) & m2
-                t2[q] = j
-            l_table = t2
+        l_table, nl = table_put(l_table, lslot, l_hash, nl)
         parent = np.int64(-1)
         depth = 0
         for k in range(ptr[s + 1] - 1, ptr[s] - 1, -1):
@@ -269,33 +317,7 @@ def stacks_from_lists(ptr, frames, seed, max_depth):
                 n_deep += 1
                 break
             depth += 1
-            h, slot, node = trie_find(table, n_parent, n_frame, parent, f, seed)
-            if node < 0:
-                if nn == n_parent.shape[0]:
-                    p2 = np.empty(2 * nn, np.int64)
-                    p2[:nn] = n_parent
-                    n_parent = p2
-                    f2 = np.empty(2 * nn, np.int64)
-                    f2[:nn] = n_frame
-                    n_frame = f2
-                    h2 = np.empty(2 * nn, np.uint64)
-                    h2[:nn] = n_hash
-                    n_hash = h2
-                n_parent[nn] = parent
-                n_frame[nn] = f
-                n_hash[nn] = h
-                table[slot] = nn
-                node = nn
-                nn += 1
-                if 2 * nn > table.shape[0]:
-                    t2 = np.full(4 * table.shape[0], -1, np.int64)
-                    m2 = np.uint64(t2.shape[0] - 1)
-                    for j in range(nn):
-                        q = n_hash[j] & m2
-                        while t2[q] >= 0:
-                            q = (q + np.uint64(1)) & m2
-                        t2[q] = j
-                    table = t2
+            node, n_parent, n_frame, n_hash, nn, table = trie_node(table, n_parent, n_frame, n_hash, nn, parent, f, seed)
             parent = node
         s_node[s] = parent
     return n_parent[:nn].copy(), n_frame[:nn].copy(), s_node, n_deep

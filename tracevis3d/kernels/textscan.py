@@ -215,12 +215,9 @@ def grow_f64(a, need):
 
 
 @njit(cache=True, nogil=True)
-def rehash(hashes, n):
-    """A table of twice the slots a table of ``n`` keys with ``hashes`` needs (power of two,
-    load ≤ 1/4), the keys re-inserted."""
-    cap = 64
-    while cap < 4 * n:
-        cap *= 2
+def table_of(hashes, n, cap):
+    """An open-addressing table of ``cap`` slots (a power of two, -1 empty) holding keys 0..n-1,
+    key j at the first free slot from ``hashes[j] & (cap - 1)`` on (linear probing)."""
     table = np.full(cap, -1, np.int64)
     mask = np.uint64(cap - 1)
     for j in range(n):
@@ -232,8 +229,55 @@ def rehash(hashes, n):
 
 
 @njit(cache=True, nogil=True)
-def _same_in_arena(arena, a, buf, b, ln):
-    """``arena[a:a+ln] == buf[b:b+ln]``."""
+def rehash(hashes, n):
+    """A table of twice the slots a table of ``n`` keys with ``hashes`` needs (power of two,
+    load ≤ 1/4), the keys re-inserted (`table_of`)."""
+    cap = 64
+    while cap < 4 * n:
+        cap *= 2
+    return table_of(hashes, n, cap)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_put(table, slot, hashes, n):
+    """Key ``n`` (its hash already at ``hashes[n]``) put in the free ``slot`` of an open-addressing
+    table, the table rehashed to 4 × its slots (`rehash`: its keys re-inserted) once more than half
+    full.  Returns (table, n + 1)."""
+    table[slot] = n
+    n += 1
+    if 2 * n > table.shape[0]:
+        table = rehash(hashes, n)
+    return table, n
+
+
+@njit(cache=True, nogil=True)
+def regrow(hashes, n, cap):
+    """A table of 4 × ``cap`` slots (``cap`` a full table's) holding keys 0..n-1 by ``hashes``
+    (`table_of`)."""
+    return table_of(hashes, n, 4 * cap)
+
+
+@njit(cache=True, nogil=True)
+def regrow_rows(rows):
+    """A table of rows keyed by their hash (column 0; column 1 is -1 in an empty slot) at 4 times
+    the slots, its rows re-inserted by linear probing from hash & (slots - 1)."""
+    cap = 4 * rows.shape[0]
+    out = np.full((cap, rows.shape[1]), -1, np.int64)
+    mask = np.uint64(cap - 1)
+    for r in range(rows.shape[0]):
+        if rows[r, 1] < 0:
+            continue
+        q = np.uint64(rows[r, 0]) & mask
+        while out[q, 1] >= 0:
+            q = (q + np.uint64(1)) & mask
+        out[q] = rows[r]
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def same_as_arena(arena, a, buf, b, ln):
+    """``arena[a:a+ln] == buf[b:b+ln]``, 8 bytes at a time (inlined: the hot loops' callers run
+    without reference counting, `inline_bytes`)."""
     k = 0
     while k + 8 <= ln:
         if load_u64(arena, a + k) != load_u64(buf, b + k):
@@ -338,6 +382,18 @@ def _node_table(n_parent, n_frame, nn, basis):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _push_span(cs, ce, m, a, b):
+    """Span ``[a, b)`` appended as entry ``m`` of (``cs``, ``ce``), grown by doubling when full:
+    (cs, ce, m + 1)."""
+    if m == cs.shape[0]:
+        cs = grow_i64(cs, m + 1)
+        ce = grow_i64(ce, m + 1)
+    cs[m] = a
+    ce[m] = b
+    return cs, ce, m + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _split_frames(buf, s, hi, cs, ce):
     """The frames from ``s`` split at ';' up to the line's end (32 bytes at a time where they
     are there): (count, start of the last one, the line's end, starts ``cs`` and ends ``ce``:
@@ -353,12 +409,7 @@ def _split_frames(buf, s, hi, cs, ce):
             if buf[x] == 10:
                 eol = x
                 break
-            if m == cs.shape[0]:
-                cs = grow_i64(cs, m + 1)
-                ce = grow_i64(ce, m + 1)
-            cs[m] = fs
-            ce[m] = x
-            m += 1
+            cs, ce, m = _push_span(cs, ce, m, fs, x)
             fs = x + 1
             bits &= bits - np.uint32(1)
         j += 32
@@ -368,12 +419,7 @@ def _split_frames(buf, s, hi, cs, ce):
             if c == 10:
                 break
             if c == 59:
-                if m == cs.shape[0]:
-                    cs = grow_i64(cs, m + 1)
-                    ce = grow_i64(ce, m + 1)
-                cs[m] = fs
-                ce[m] = j
-                m += 1
+                cs, ce, m = _push_span(cs, ce, m, fs, j)
                 fs = j + 1
             j += 1
         eol = j
@@ -424,7 +470,7 @@ def _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena):
         g = f_table[slot, 1]
         if g < 0:
             return np.int64(-1), slot, probes
-        if f_table[slot, 0] == fhi and f_table[slot, 2] == fl and _same_in_arena(arena, f_aoff[g], buf, fo, fl):
+        if f_table[slot, 0] == fhi and f_table[slot, 2] == fl and same_as_arena(arena, f_aoff[g], buf, fo, fl):
             return g, slot, probes
         probes += 1
         slot = (slot + np.uint64(1)) & mask
