@@ -177,6 +177,19 @@ def _columnar(doc: dict) -> bool:
     return isinstance(st, dict) and is_list(st.get("frame")) and "schema" not in st
 
 
+def _lane_of(th: dict, interval_us) -> _Lane:
+    """A lane named as the thread ``th`` names itself: its name, its process's name (else the
+    process type), its pid and tid (`_id`), and the sampling interval."""
+    ln = _Lane()
+    ln.name = th.get("name") if isinstance(th.get("name"), str) else ""
+    pn = th.get("processName")
+    ln.process_name = pn if isinstance(pn, str) else (th.get("processType") if isinstance(th.get("processType"),
+                                                                                           str) else "")
+    ln.pid, ln.tid = _id(th.get("pid")), _id(th.get("tid"))
+    ln.interval_us = interval_us
+    return ln
+
+
 def _id(v) -> int:
     """A pid or tid as an integer: a number as it is, a numeric string read, other strings
     hashed (processed profiles write pids as strings; merged ones invent them)."""
@@ -375,13 +388,7 @@ def _gecko_lanes(root: dict, path: str, frames: KeyedFrames, source: str, lim, l
 
 def _gecko_thread(th: dict, where: str, offset_ms: float, frames: KeyedFrames, source: str, lim,
                   interval_us, libs=None) -> _Lane:
-    ln = _Lane()
-    ln.name = th.get("name") if isinstance(th.get("name"), str) else ""
-    pn = th.get("processName")
-    ln.process_name = pn if isinstance(pn, str) else (th.get("processType") if isinstance(th.get("processType"),
-                                                                                           str) else "")
-    ln.pid, ln.tid = _id(th.get("pid")), _id(th.get("tid"))
-    ln.interval_us = interval_us
+    ln = _lane_of(th, interval_us)
     strings = need_list(th.get("stringTable", []), source, f"{where}.stringTable")
     if th.get("stackTable") is None and th.get("frameTable") is None:  # a thread of markers only
         empty = {"schema": {"prefix": 0, "frame": 1, "location": 0}, "data": []}
@@ -489,13 +496,7 @@ def _processed_lanes(doc: dict, frames: KeyedFrames, source: str, lim, left_out:
         th = threads[i]
         w = f"threads[{i}]"
         need_dict(th, source, w)
-        ln = _Lane()
-        ln.name = th.get("name") if isinstance(th.get("name"), str) else ""
-        pn = th.get("processName")
-        ln.process_name = pn if isinstance(pn, str) else (th.get("processType") if isinstance(th.get("processType"),
-                                                                                               str) else "")
-        ln.pid, ln.tid = _id(th.get("pid")), _id(th.get("tid"))
-        ln.interval_us = interval
+        ln = _lane_of(th, interval)
         strings = shared_strings if shared_strings is not None else th.get("stringArray", th.get("stringTable"))
         strings = need_list(strings, source, f"{w}.stringArray")
         if shared_tables is not None:

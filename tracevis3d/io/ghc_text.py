@@ -125,14 +125,9 @@ def load_ghc_prof(data, *, source: str = "<ghc>", limits=None, kind_rules=None, 
         module = rest[-n_fixed]
         src = rest[-1] if has_src else ""
         depth = len(ln) - len(ln.lstrip(" "))
-        if depth > len(stack):
-            rep.add("ghc_depth", 1, f"line {i + 1}", "a row more than one level deeper than the row before: "
-                                                     "taken as its child")
-            depth = len(stack)
-        if depth >= max_depth:
-            rep.add("stack_deep", 1, f"line {i + 1}", f"a row deeper than {max_depth} levels: skipped")
+        if rep.row_depth(depth, stack, max_depth, f"line {i + 1}", "ghc_depth",
+                         "a row more than one level deeper than the row before: taken as its child") is None:
             continue
-        del stack[depth:]
         if len(parent) >= lim.max_events:
             raise TraceFormatError(f"{source}: line {i + 1}: more than {lim.max_events} rows (max_events=)")
         key = (label, module, src)

@@ -81,14 +81,9 @@ def load_instruments_text(data, *, source: str = "<bytes>", limits=None, kind_ru
         if not name:
             continue
         depth = len(sym) - len(sym.lstrip())
-        if depth > len(stack):
-            rep.add("instruments_depth", 1, f"line {lineno}",
-                    "a row more than one level deeper than the row before it: taken as its child")
-            depth = len(stack)
-        if depth >= max_depth:
-            rep.add("stack_deep", 1, f"line {lineno}", f"a row deeper than {max_depth} levels: skipped")
+        if rep.row_depth(depth, stack, max_depth, f"line {lineno}", "instruments_depth",
+                         "a row more than one level deeper than the row before it: taken as its child") is None:
             continue
-        del stack[depth:]
         m = _WEIGHT.match(row[w_col]) if w_col < len(row) else None
         w = 0.0
         if m and m.group(2) in _UNITS:

@@ -158,6 +158,20 @@ class Repairs:
         r = self.items.setdefault(code, {"count": 0, "first": first, "action": action})
         r["count"] += int(count)
 
+    def row_depth(self, depth: int, stack: list, max_depth: int, where: str, code: str, deeper: str):
+        """The depth of a row of an indented call tree (GHC's and Instruments' text) whose rows on
+        the path to it are ``stack``: at most one level below the row before (a deeper row is
+        noted as ``code``, ``deeper`` saying what was done, and taken as its child); None past
+        ``max_depth`` levels (noted as "stack_deep": the row is skipped).  ``stack`` is cut to it."""
+        if depth > len(stack):
+            self.add(code, 1, where, deeper)
+            depth = len(stack)
+        if depth >= max_depth:
+            self.add("stack_deep", 1, where, f"a row deeper than {max_depth} levels: skipped")
+            return None
+        del stack[depth:]
+        return depth
+
     def apply(self, trace, source: str, warn: bool):
         reps = trace.meta.setdefault("repairs", {})
         for code, r in self.items.items():
