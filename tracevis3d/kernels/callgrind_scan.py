@@ -95,6 +95,40 @@ def callgrind_costs(buf, starts, ends, column):
     return out, ok
 
 
+# the columns of `callgraph_tree`'s walk stack: integers (frame, next child edge, node) and
+# floats (weight, self weight left, cumulative self weight before its children)
+_S_F, _S_NEXT, _S_NODE = 0, 1, 2
+_S_W, _S_SELF, _S_MARK = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _enter(c, w, parent, sp, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x):
+    """Function ``c`` entered with weight ``w`` under node ``parent`` (-1: a root): node ``nn``
+    made, pushed on the walk's stack at ``sp`` (its self weight w until its children take their
+    shares), the node arrays and the stack grown by doubling when full.  Returns (sp + 1, nn + 1,
+    node arrays, stack)."""
+    if nn == n_parent.shape[0]:
+        n_parent = grow_i64(n_parent, nn + 1)
+        n_frame = grow_i64(n_frame, nn + 1)
+        n_self = grow_f64(n_self, nn + 1)
+    if sp == st_i.shape[0]:
+        i2 = np.empty((2 * sp, 3), np.int64)
+        i2[:sp] = st_i
+        x2 = np.empty((2 * sp, 3), np.float64)
+        x2[:sp] = st_x
+        st_i, st_x = i2, x2
+    n_parent[nn] = parent
+    n_frame[nn] = c
+    st_i[sp, _S_F] = c
+    st_i[sp, _S_NEXT] = child_ptr[c]
+    st_i[sp, _S_NODE] = nn
+    st_x[sp, _S_W] = w
+    st_x[sp, _S_SELF] = w
+    st_x[sp, _S_MARK] = cum
+    on_stack[c] = True
+    return sp + 1, nn + 1, n_parent, n_frame, n_self, st_i, st_x
+
+
 @njit(cache=True, nogil=True)
 def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, threshold, max_nodes):
     """speedscope's call tree of a weighted call graph (``callgrind.ts``, ``CallGraph.toProfile``):
@@ -116,13 +150,9 @@ def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, th
     n_frame = np.empty(cap, np.int64)
     n_self = np.empty(cap, np.float64)
     nn = 0
-    # the walk's stack: frame, weight, self left, next child edge, node, cumulative before the pending child
-    st_f = np.empty(64, np.int64)
-    st_w = np.empty(64, np.float64)
-    st_self = np.empty(64, np.float64)
-    st_next = np.empty(64, np.int64)
-    st_node = np.empty(64, np.int64)
-    st_mark = np.empty(64, np.float64)
+    # the walk's stack, a row per level (`_enter`)
+    st_i = np.empty((64, 3), np.int64)
+    st_x = np.empty((64, 3), np.float64)
     cum = 0.0
     n_cut = 0
     for r in range(roots.shape[0]):
@@ -133,64 +163,29 @@ def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, th
         if nn >= max_nodes:
             n_cut += 1
             continue
-        sp = 0
-        # enter the root
-        if nn == n_parent.shape[0]:
-            n_parent = grow_i64(n_parent, nn + 1)
-            n_frame = grow_i64(n_frame, nn + 1)
-            n_self = grow_f64(n_self, nn + 1)
-        n_parent[nn] = -1
-        n_frame[nn] = f0
-        st_f[0] = f0
-        st_w[0] = w0
-        st_self[0] = w0
-        st_next[0] = child_ptr[f0]
-        st_node[0] = nn
-        st_mark[0] = cum
-        nn += 1
-        on_stack[f0] = True
-        sp = 1
+        sp, nn, n_parent, n_frame, n_self, st_i, st_x = _enter(
+            f0, w0, -1, 0, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x)
         while sp > 0:
             t = sp - 1
-            f = st_f[t]
-            e = st_next[t]
+            f = st_i[t, _S_F]
+            e = st_i[t, _S_NEXT]
             if e < child_ptr[f + 1]:
-                st_next[t] = e + 1
+                st_i[t, _S_NEXT] = e + 1
                 c = child[e]
-                cw = st_w[t] * (child_weight[e] / total[f])
+                cw = st_x[t, _S_W] * (child_weight[e] / total[f])
                 if on_stack[c] or cw < threshold or total[c] == 0.0:
                     continue
                 if nn >= max_nodes:
                     n_cut += 1
                     continue
-                if nn == n_parent.shape[0]:
-                    n_parent = grow_i64(n_parent, nn + 1)
-                    n_frame = grow_i64(n_frame, nn + 1)
-                    n_self = grow_f64(n_self, nn + 1)
-                if sp == st_f.shape[0]:
-                    st_f = grow_i64(st_f, sp + 1)
-                    st_w = grow_f64(st_w, sp + 1)
-                    st_self = grow_f64(st_self, sp + 1)
-                    st_next = grow_i64(st_next, sp + 1)
-                    st_node = grow_i64(st_node, sp + 1)
-                    st_mark = grow_f64(st_mark, sp + 1)
-                n_parent[nn] = st_node[t]
-                n_frame[nn] = c
-                st_f[sp] = c
-                st_w[sp] = cw
-                st_self[sp] = cw
-                st_next[sp] = child_ptr[c]
-                st_node[sp] = nn
-                st_mark[sp] = cum
-                nn += 1
-                on_stack[c] = True
-                sp += 1
+                sp, nn, n_parent, n_frame, n_self, st_i, st_x = _enter(
+                    c, cw, st_i[t, _S_NODE], sp, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x)
                 continue
             # leave f: its self weight is what its children did not take
-            cum += st_self[t]
-            n_self[st_node[t]] = st_self[t]
+            cum += st_x[t, _S_SELF]
+            n_self[st_i[t, _S_NODE]] = st_x[t, _S_SELF]
             on_stack[f] = False
             sp -= 1
             if sp > 0:
-                st_self[sp - 1] -= cum - st_mark[t]
+                st_x[sp - 1, _S_SELF] -= cum - st_x[t, _S_MARK]
     return n_parent[:nn].copy(), n_frame[:nn].copy(), n_self[:nn].copy(), n_cut
