@@ -15,6 +15,7 @@ import numpy as np
 from ..kernels.drawn import dense_ranks_in_range, gather_drawn
 from ..kernels.sorted_lookup import positions_in_sorted
 from .cluster import cluster_subpixel_calls
+from .lazy_column import LazyColumn
 from .spec import InstanceLayer
 
 BOX_FILL = 0.88  # a box's height relative to its slot
@@ -238,11 +239,13 @@ def drawn_level_ids(bottom: np.ndarray, local: np.ndarray) -> np.ndarray:
     return out
 
 
-class ShownColumn(np.lib.mixins.NDArrayOperatorsMixin):
+class ShownColumn(LazyColumn):
     """An array over the drawn calls that is not held: ``col[k]`` is ``fn(local[k])``, ``fn``
     reading the shown calls' arrays at those positions; used whole (numpy functions and
     operators, methods such as ``.sum()``) it is made for that use and dropped after.  A
     write into it is an error (it has nothing to write to)."""
+
+    WRITE_ERROR = "a drawn-call column read from the shown calls cannot be written"
 
     def __init__(self, fn, local, dtype):
         self._fn, self._local, self.dtype = fn, local, np.dtype(dtype)
@@ -250,34 +253,15 @@ class ShownColumn(np.lib.mixins.NDArrayOperatorsMixin):
     def __getitem__(self, k):
         return self._fn(self._local[k])
 
-    def __setitem__(self, k, v):
-        raise TypeError("a drawn-call column read from the shown calls cannot be written")
-
     def __array__(self, dtype=None, copy=None):
         a = np.asarray(self._fn(self._local), self.dtype)
         return a if dtype is None else a.astype(dtype, copy=False)
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
-        inputs = tuple(np.asarray(x) if isinstance(x, ShownColumn) else x for x in inputs)
-        if "out" in kw:
-            kw["out"] = tuple(np.asarray(x) if isinstance(x, ShownColumn) else x for x in kw["out"])
-        return getattr(ufunc, method)(*inputs, **kw)
 
     def __len__(self) -> int:
         return int(self._local.shape[0])
 
     def __iter__(self):
         return iter(np.asarray(self))
-
-    @property
-    def size(self) -> int:
-        return int(self._local.shape[0])
-
-    @property
-    def shape(self) -> tuple:
-        return (self.size,)
-
-    ndim = 1
 
     def __getattr__(self, name):  # the ndarray's methods (sum, max, astype, ...), on the made array
         if name.startswith("_"):

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..model import Trace
 from .annotate import x_unit_of
+from .lazy_column import LazyColumn
 
 
 def measure_calls(tr: Trace, idx: np.ndarray, which: str) -> np.ndarray:
@@ -43,15 +44,15 @@ def per_lane_max(values, lane, n_lanes) -> np.ndarray:
     return out
 
 
-class MeasureUnits(np.lib.mixins.NDArrayOperatorsMixin):
+class MeasureUnits(LazyColumn):
     """The measure (`measure_calls`) normalised to (0.12 .. 1] per shown call, float64, read
     where indexed: ``units[p]`` is ``0.12 + 0.88 · m / mmax`` (0.12 where ``mmax`` is not
     positive) of the measures m of the shown calls p, made for those calls (a 10^8-call
     overview holds no array of it: 8 bytes a call); used whole (numpy functions and
     operators) it is made for that use, `MEASURE_CHUNK` calls at a time."""
 
-    dtype = np.dtype(np.float64)
-    ndim = 1
+    CHUNK = MEASURE_CHUNK
+    WRITE_ERROR = "a figure's measures are read, not written"
 
     def __init__(self, tr: Trace, idx: np.ndarray, which: str, drawn=None, lane=None, n_lanes: int = 0):
         if which not in ("constant", "inclusive", "self", "calls"):
@@ -108,29 +109,8 @@ class MeasureUnits(np.lib.mixins.NDArrayOperatorsMixin):
         out = 0.12 + 0.88 * (mv / self.mmax if self.mmax > 0 else np.zeros_like(mv))
         return out[0] if scalar else out
 
-    def __setitem__(self, k, v):
-        raise TypeError("a figure's measures are read, not written")
-
-    def __array__(self, dtype=None, copy=None):
-        out = np.empty(self.size, np.float64)
-        for a in range(0, self.size, MEASURE_CHUNK):
-            out[a:a + MEASURE_CHUNK] = self[a:a + MEASURE_CHUNK]
-        return out if dtype is None else out.astype(dtype, copy=False)
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
-        inputs = tuple(np.asarray(x) if isinstance(x, MeasureUnits) else x for x in inputs)
-        return getattr(ufunc, method)(*inputs, **kw)
-
     def __len__(self) -> int:
         return int(self.idx.shape[0])
-
-    @property
-    def size(self) -> int:
-        return int(self.idx.shape[0])
-
-    @property
-    def shape(self) -> tuple:
-        return (self.size,)
 
 
 def extrusion(tr, idx, measure: str, drawn=None, lane=None, n_lanes: int = 0) -> tuple:
