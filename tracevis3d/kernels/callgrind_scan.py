@@ -102,11 +102,18 @@ _S_W, _S_SELF, _S_MARK = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _enter(c, w, parent, sp, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x):
-    """Function ``c`` entered with weight ``w`` under node ``parent`` (-1: a root): node ``nn``
-    made, pushed on the walk's stack at ``sp`` (its self weight w until its children take their
-    shares), the node arrays and the stack grown by doubling when full.  Returns (sp + 1, nn + 1,
-    node arrays, stack)."""
+def _enter(c, w, parent, sp, nn, n_cut, cum, threshold, max_nodes, total, child_ptr, on_stack, n_parent, n_frame,
+           n_self, st_i, st_x):
+    """Function ``c`` entered with weight ``w`` under node ``parent`` (-1: a root) unless it is on
+    the walk's stack, its weight is below ``threshold`` or its total is 0 (then nothing changes)
+    or there are ``max_nodes`` nodes already (then ``n_cut`` counts it): node ``nn`` made,
+    pushed on the walk's stack at ``sp`` (its self weight w until its children take their
+    shares), the node arrays and the stack grown by doubling when full.  Returns (sp, nn,
+    n_cut, node arrays, stack), sp and nn one more when it was entered."""
+    if on_stack[c] or w < threshold or total[c] == 0.0:
+        return sp, nn, n_cut, n_parent, n_frame, n_self, st_i, st_x
+    if nn >= max_nodes:
+        return sp, nn, n_cut + 1, n_parent, n_frame, n_self, st_i, st_x
     if nn == n_parent.shape[0]:
         n_parent = grow_i64(n_parent, nn + 1)
         n_frame = grow_i64(n_frame, nn + 1)
@@ -126,7 +133,7 @@ def _enter(c, w, parent, sp, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_
     st_x[sp, _S_SELF] = w
     st_x[sp, _S_MARK] = cum
     on_stack[c] = True
-    return sp + 1, nn + 1, n_parent, n_frame, n_self, st_i, st_x
+    return sp + 1, nn + 1, n_cut, n_parent, n_frame, n_self, st_i, st_x
 
 
 @njit(cache=True, nogil=True)
@@ -156,30 +163,18 @@ def callgraph_tree(total, child_ptr, child, child_weight, roots, root_weight, th
     cum = 0.0
     n_cut = 0
     for r in range(roots.shape[0]):
-        f0 = roots[r]
-        w0 = root_weight[r]
-        if on_stack[f0] or w0 < threshold or total[f0] == 0.0:
-            continue
-        if nn >= max_nodes:
-            n_cut += 1
-            continue
-        sp, nn, n_parent, n_frame, n_self, st_i, st_x = _enter(
-            f0, w0, -1, 0, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x)
+        sp, nn, n_cut, n_parent, n_frame, n_self, st_i, st_x = _enter(
+            roots[r], root_weight[r], -1, 0, nn, n_cut, cum, threshold, max_nodes, total, child_ptr, on_stack,
+            n_parent, n_frame, n_self, st_i, st_x)
         while sp > 0:
             t = sp - 1
             f = st_i[t, _S_F]
             e = st_i[t, _S_NEXT]
             if e < child_ptr[f + 1]:
                 st_i[t, _S_NEXT] = e + 1
-                c = child[e]
-                cw = st_x[t, _S_W] * (child_weight[e] / total[f])
-                if on_stack[c] or cw < threshold or total[c] == 0.0:
-                    continue
-                if nn >= max_nodes:
-                    n_cut += 1
-                    continue
-                sp, nn, n_parent, n_frame, n_self, st_i, st_x = _enter(
-                    c, cw, st_i[t, _S_NODE], sp, nn, cum, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x)
+                sp, nn, n_cut, n_parent, n_frame, n_self, st_i, st_x = _enter(
+                    child[e], st_x[t, _S_W] * (child_weight[e] / total[f]), st_i[t, _S_NODE], sp, nn, n_cut, cum,
+                    threshold, max_nodes, total, child_ptr, on_stack, n_parent, n_frame, n_self, st_i, st_x)
                 continue
             # leave f: its self weight is what its children did not take
             cum += st_x[t, _S_SELF]
