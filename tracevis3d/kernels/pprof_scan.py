@@ -16,8 +16,9 @@ times; Go aggregates, and its stacks share long root sides):
 - a sample whose message bytes equal an earlier sample's takes that one's leaf and value
   without reading its fields (keyed hash of the bytes, every hit compared byte by byte in its
   table row or with a copy kept in an arena: `textscan.to_arena`);
-- a frame list equal to an earlier one takes its leaf (as `protowire.stacks_from_lists`), and a
-  new list is walked only from where it leaves the previous walked list's root side.
+- a frame list equal to an earlier one takes its leaf (`protowire.list_find`: keyed hash, every
+  hit compared entry by entry), and a new list is walked only from where it leaves the
+  previous walked list's root side.
 
 Node numbering is by first appearance in the samples' order, whatever the caches hit: a cache
 hit is always a list whose walk would add no node.
@@ -28,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .pprof_fields import sample_fields, sample_frames, skip_checked
-from .protowire import OK, list_hash, read_varint_i as read_varint, trie_node
+from .protowire import OK, list_find, list_hash, read_varint_i as read_varint, trie_node
 from .inline_bytes import hash_bytes
 from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, regrow_rows, same_as_arena, table_put, to_arena
 
@@ -113,8 +114,8 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     inlined calls is several frames), read from the root: ``id_table``/``u_ids``/``u_loc`` map
     an id to its location (`_location_of`); an id of no location is left out of the stack (and
     counted).  Lists of more than ``max_depth`` frames keep their root side (counted once per
-    distinct list, as `protowire.stacks_from_lists` counts them, whose trie this is: the same
-    nodes, numbered by first appearance, parents first).
+    distinct list).  The trie of the lists' frame paths (`protowire.trie_node`): its nodes
+    numbered by first appearance, parents first.
 
     Returns (code, error offset, node_parent, node_frame, sample_node, value, n_deep, n_miss,
     n_short, first_short): the value at ``value_index`` per sample (0 where it has fewer
@@ -208,24 +209,8 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
         fl, nf, miss = sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
         n_miss += miss
         lh = list_hash(fl, 0, nf, seed)
-        lmask = np.uint64(l_table.shape[0] - 1)
-        lslot = lh & lmask
-        leaf = np.int64(-2)
-        while True:
-            g = l_table[lslot]
-            if g < 0:
-                break
-            if l_hash[g] == lh and l_len[g] == nf:
-                s0 = l_start[g]
-                same = True
-                for k in range(nf):
-                    if l_arena[s0 + k] != fl[k]:
-                        same = False
-                        break
-                if same:
-                    leaf = l_leaf[g]
-                    break
-            lslot = (lslot + np.uint64(1)) & lmask
+        lslot, g = list_find(l_table, l_hash, l_start, l_len, l_arena, lh, fl, 0, nf)
+        leaf = l_leaf[g] if g >= 0 else np.int64(-2)
         if leaf == -2:
             # 3. a new list: walked from where it leaves the previous walked list
             leaf, deep, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table = _walk_list(

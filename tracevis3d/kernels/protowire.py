@@ -9,8 +9,9 @@ are refused here, as 6 and 7, which do not exist.
 `scan_fields` walks many messages at once (every ``Sample`` of a profile, say) and returns
 one row per field; readers then select rows by field number with numpy.  `repeated_varints`
 gathers a repeated integer field (packed or not, as parsers must accept both) into lists.
-`stacks_from_lists` turns leaf-first lists of frames into a trie of frame paths.  All are
-linear in their input; errors come back as (code, byte offset), never as exceptions.
+`trie_node` (with `trie_find`), `list_hash` and `list_find` are the trie of frame paths and the
+table of frame lists seen that `pprof_scan.sample_stacks` keeps.  All are linear in their input;
+errors come back as (code, byte offset), never as exceptions.
 """
 from __future__ import annotations
 
@@ -233,6 +234,30 @@ def list_hash(frames, a, b, seed):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def list_find(l_table, l_hash, l_start, l_len, arena, lh, lst, a, b):
+    """The list ``lst[a:b]`` (its `list_hash` ``lh``) among the lists kept so far (list g:
+    ``arena[l_start[g]:l_start[g] + l_len[g]]``, hash ``l_hash[g]``), probed linearly in
+    ``l_table`` (a power of two of slots, -1 empty), each hash hit compared entry by entry.
+    Returns (the slot where the probe stopped, the list or -1: the slot is then where it goes)."""
+    mask = np.uint64(l_table.shape[0] - 1)
+    slot = lh & mask
+    while True:
+        g = l_table[slot]
+        if g < 0:
+            return slot, np.int64(-1)
+        if l_hash[g] == lh and l_len[g] == b - a:
+            s0 = l_start[g]
+            same = True
+            for k in range(b - a):
+                if arena[s0 + k] != lst[a + k]:
+                    same = False
+                    break
+            if same:
+                return slot, g
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
 def trie_node(table, n_parent, n_frame, n_hash, nn, parent, frame, seed):
     """The stack trie's node (``parent``, ``frame``) (`trie_find`), added when new: node ``nn``
     (the node arrays grown by doubling, the table by `textscan.table_put`).  Returns (node, the
@@ -249,75 +274,3 @@ def trie_node(table, n_parent, n_frame, n_hash, nn, parent, frame, seed):
         node = nn
         table, nn = table_put(table, slot, n_hash, nn)
     return node, n_parent, n_frame, n_hash, nn, table
-
-
-@njit(cache=True, nogil=True)
-def stacks_from_lists(ptr, frames, seed, max_depth):
-    """The trie of frame paths of samples given as leaf-first lists of frames: sample s is
-    ``frames[ptr[s]:ptr[s+1]]`` (entries < 0 are left out, as speedscope leaves out frames it
-    cannot name), read from its last entry (the root) to its first.  Returns (node_parent,
-    node_frame, sample_node, n_deep): nodes numbered by first appearance (a parent before its
-    children), each sample's leaf node (-1: an empty stack); lists longer than ``max_depth``
-    keep their root side and are counted in n_deep.  Open addressing on (parent, frame)
-    keyed by ``seed``; a list equal to an earlier one (compared entry by entry after its hash
-    matched) takes that one's leaf without a walk.  O(total entries) expected."""
-    ns = ptr.shape[0] - 1
-    cap = 1024
-    n_parent = np.empty(cap, np.int64)
-    n_frame = np.empty(cap, np.int64)
-    n_hash = np.empty(cap, np.uint64)
-    table = np.full(4096, -1, np.int64)
-    nn = 0
-    s_node = np.empty(ns, np.int64)
-    n_deep = 0
-    # whole lists seen before (profilers that do not aggregate repeat them): list → leaf node
-    l_table = np.full(4096, -1, np.int64)
-    l_hash = np.empty(1024, np.uint64)
-    l_first = np.empty(1024, np.int64)
-    nl = 0
-    for s in range(ns):
-        a0 = ptr[s]
-        a1 = ptr[s + 1]
-        lh = list_hash(frames, a0, a1, seed)
-        lmask = np.uint64(l_table.shape[0] - 1)
-        lslot = lh & lmask
-        hit = np.int64(-1)
-        while True:
-            g = l_table[lslot]
-            if g < 0:
-                break
-            if l_hash[g] == lh:
-                b0 = ptr[l_first[g]]
-                if ptr[l_first[g] + 1] - b0 == a1 - a0:
-                    same = True
-                    for k in range(a1 - a0):
-                        if frames[b0 + k] != frames[a0 + k]:
-                            same = False
-                            break
-                    if same:
-                        hit = g
-                        break
-            lslot = (lslot + np.uint64(1)) & lmask
-        if hit >= 0:
-            s_node[s] = s_node[l_first[hit]]
-            continue
-        if nl == l_hash.shape[0]:
-            l_hash = grow_u64(l_hash, nl + 1)
-            l_first = grow_i64(l_first, nl + 1)
-        l_hash[nl] = lh
-        l_first[nl] = s
-        l_table, nl = table_put(l_table, lslot, l_hash, nl)
-        parent = np.int64(-1)
-        depth = 0
-        for k in range(ptr[s + 1] - 1, ptr[s] - 1, -1):
-            f = frames[k]
-            if f < 0:
-                continue
-            if depth >= max_depth:
-                n_deep += 1
-                break
-            depth += 1
-            node, n_parent, n_frame, n_hash, nn, table = trie_node(table, n_parent, n_frame, n_hash, nn, parent, f, seed)
-            parent = node
-        s_node[s] = parent
-    return n_parent[:nn].copy(), n_frame[:nn].copy(), s_node, n_deep
