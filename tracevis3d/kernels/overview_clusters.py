@@ -18,17 +18,7 @@ the members' durations added in index order (``np.bincount``'s sums).
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True, nogil=True, inline="always")
-def _time_of(k, pos, idx, whole, start, end, t0, t1):
-    p = pos[k]
-    c = p if whole else idx[p]
-    s, e = start[c], end[c]
-    if not (s >= t0 or s != s):  # np.maximum(s, t0)
-        s = t0
-    if not (e <= t1 or e != e):  # np.minimum(e, t1)
-        e = t1
-    return s, e, c
+from .overview_drawn import drawn_time
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -36,7 +26,7 @@ def _extent(k, every, pos, idx, whole, start, end, t0, t1):
     """Drawn call k's clipped time and call: (s, e, c); ``every``: call k itself, unclipped."""
     if every:
         return start[k], end[k], k
-    return _time_of(k, pos, idx, whole, start, end, t0, t1)
+    return drawn_time(k, pos, idx, whole, start, end, t0, t1)
 
 
 @njit(cache=True, nogil=True)
@@ -179,14 +169,14 @@ def _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, fu
             total = 0.0
             for j in range(ptr[g], ptr[g + 1]):
                 k = order[j]
-                s, e, c = _time_of(k, pos, idx, whole, start, end, t0, t1)
+                s, e, c = drawn_time(k, pos, idx, whole, start, end, t0, t1)
                 f = func[c]
                 acc[f] += e - s
                 last[f] = k
                 total += e - s
             best, best_t = -1, -1.0
             for j in range(ptr[g], ptr[g + 1]):
-                s, e, c = _time_of(order[j], pos, idx, whole, start, end, t0, t1)
+                s, e, c = drawn_time(order[j], pos, idx, whole, start, end, t0, t1)
                 f = func[c]
                 t = acc[f]
                 if t > best_t or (t == best_t and f < best):
@@ -198,7 +188,7 @@ def _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, fu
                 c_dom[g0 + g] = a
             c_time[g0 + g] = total
             for j in range(ptr[g], ptr[g + 1]):
-                s, e, c = _time_of(order[j], pos, idx, whole, start, end, t0, t1)
+                s, e, c = drawn_time(order[j], pos, idx, whole, start, end, t0, t1)
                 f = func[c]
                 acc[f] = 0.0
                 last[f] = -1

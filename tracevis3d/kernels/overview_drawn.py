@@ -14,6 +14,21 @@ from numba import njit
 from .raster import _covered, add_px_rect, box_rect
 
 
+@njit(cache=True, nogil=True, inline="always")
+def drawn_time(k, pos, idx, whole, start, end, t0, t1):
+    """Drawn call k's clipped time and call (module doc): ``(s, e, c)`` with c = pos[k] (``whole``)
+    or idx[pos[k]], s = max(start[c], t0), e = min(end[c], t1) as numpy's maximum and minimum
+    give them (a NaN stays)."""
+    p = pos[k]
+    c = p if whole else idx[p]
+    s, e = start[c], end[c]
+    if not (s >= t0 or s != s):  # np.maximum(s, t0)
+        s = t0
+    if not (e <= t1 or e != e):  # np.minimum(e, t1)
+        e = t1
+    return s, e, c
+
+
 @njit(cache=True, nogil=True)
 def covered_of(diff, ny, nx):
     """The (ny, nx) cells the rectangles `drawn_occupancy` marked in ``diff`` cover."""
@@ -34,13 +49,8 @@ def drawn_occupancy(diff, pos, idx, whole, start, end, t0, t1, lane, bottom, hco
     same float operations, term for term."""
     big = 4.0 * (nx + ny + 2) * cell
     for q in range(pos.shape[0]):
+        s, e, _ = drawn_time(q, pos, idx, whole, start, end, t0, t1)
         p = pos[q]
-        c = p if whole else idx[p]
-        s, e = start[c], end[c]
-        if not (s >= t0 or s != s):  # np.maximum(s, t0)
-            s = t0
-        if not (e <= t1 or e != e):  # np.minimum(e, t1)
-            e = t1
         x0 = (s - t0) * scale_t
         x1 = (e - t0) * scale_t
         b = z_base[lane[p]] + bottom[p] * h
