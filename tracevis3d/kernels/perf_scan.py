@@ -11,7 +11,7 @@ from numba import njit
 from .perf_lines import (parse_address, block, intern_frame, is_hex, is_inlined, is_ws, line_end,  # noqa: F401
                          perf_frame, perf_header)
 from .inline_bytes import hash_bytes
-from .textscan import FLOODED, OK, FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, regrow_rows, rehash, same_as_arena, table_put  # noqa: F401
+from .textscan import FLOODED, OK, FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, new_table, regrow_rows, rehash, same_as_arena, table_put  # noqa: F401
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -235,14 +235,6 @@ def _frame_to_chain(buf, p, e, s0, s1, d0, d1, lineno, basis, chain, nc, pend, n
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _new_table(cap, slots):
-    """Four empty int64 columns and a hash column of ``cap`` rows, and an empty open-addressing
-    table of ``slots`` slots (-1: free)."""
-    return (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
-            np.empty(cap, np.uint64), np.full(slots, -1, np.int64))
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _seen_callers(buf, s0, s1, d0, d1, lineno, node, cur_thread, basis, counts, f_s0, f_s1, f_d0, f_d1, f_line,
                   f_hash, f_aoff, arena, a_used, nf, f_table, n_parent, n_frame, n_thread, n_hash, nn, n_table):
     """The leaf of an event whose callers take the trie node ``node`` of an earlier event's
@@ -304,17 +296,17 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
     (`_seen_callers`), as the samples of one loop differ in their leaf address only.
     """
     basis = FNV_BASIS ^ np.uint64(seed)
-    t_c0, t_c1, t_pid, t_tid, t_hash, t_table = _new_table(64, 256)  # threads
-    e_0, e_1, e_cnt, _, _, _ = _new_table(16, 1)  # event names
+    t_c0, t_c1, t_pid, t_tid, t_hash, t_table = new_table(64, 256)  # threads
+    e_0, e_1, e_cnt, _, _, _ = new_table(16, 1)  # event names
     e_cnt[:] = 0
     chosen = np.int64(-1)
-    f_s0, f_s1, f_d0, f_d1, f_hash, f_table = _new_table(1024, 4096)  # frames
-    f_line, f_aoff, s_thread, s_node, _, _ = _new_table(1024, 1)  # (and the samples)
+    f_s0, f_s1, f_d0, f_d1, f_hash, f_table = new_table(1024, 4096)  # frames
+    f_line, f_aoff, s_thread, s_node, _, _ = new_table(1024, 1)  # (and the samples)
     arena = np.zeros(1 << 16, np.uint8)
     a_used = nf = ns = nt = ne = nn = npend = nx = 0
-    n_parent, n_frame, n_thread, _, n_hash, n_table = _new_table(1024, 4096)  # nodes
+    n_parent, n_frame, n_thread, _, n_hash, n_table = new_table(1024, 4096)  # nodes
     # the current event's frames (leaf first); the previous kept event's, root first, and nodes
-    chain, prev_ids, prev_nodes, _, _, _ = _new_table(256, 1)
+    chain, prev_ids, prev_nodes, _, _, _ = new_table(256, 1)
     nc = prev_n = 0
     prev_thread = np.int64(-2)
     pend = np.empty((16, 6), np.int64)  # inlined frames waiting for the frame they were inlined into

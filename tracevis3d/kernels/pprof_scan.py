@@ -31,7 +31,7 @@ from numba import njit
 from .pprof_fields import sample_fields, sample_frames, skip_checked
 from .protowire import OK, list_find, list_hash, read_varint_i as read_varint, trie_node
 from .inline_bytes import hash_bytes
-from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, regrow_rows, same_as_arena, table_put, to_arena
+from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, new_table, regrow_rows, same_as_arena, table_put, to_arena
 
 __all__ = ["sample_stacks"]
 
@@ -126,10 +126,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     basis = FNV_BASIS ^ np.uint64(seed)
     e0 = np.zeros(0, np.int64)
     # the trie
-    n_parent = np.empty(1024, np.int64)
-    n_frame = np.empty(1024, np.int64)
-    n_hash = np.empty(1024, np.uint64)
-    table = np.full(4096, -1, np.int64)
+    n_parent, n_frame, _, _, n_hash, table = new_table(1024, 4096)
     nn = 0
     # samples
     s_node = np.empty(1024, np.int64)
@@ -144,18 +141,11 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     # frame-equal lists: their frames in an arena, (start, length, leaf)
     l_arena = np.empty(4096, np.int64)
     l_used = 0
-    l_start = np.empty(1024, np.int64)
-    l_len = np.empty(1024, np.int64)
-    l_leaf = np.empty(1024, np.int64)
-    l_hash = np.empty(1024, np.uint64)
-    l_table = np.full(4096, -1, np.int64)
+    l_start, l_len, l_leaf, _, l_hash, l_table = new_table(1024, 4096)
     nl = 0
     # the current list (leaf first), its frames root first (the -1 entries left out), the
     # previous walked list's root-first frames and nodes
-    fl = np.empty(256, np.int64)
-    rf = np.empty(256, np.int64)
-    prev_f = np.empty(256, np.int64)
-    prev_node = np.empty(256, np.int64)
+    fl, rf, prev_f, prev_node, _, _ = new_table(256, 1)
     prev_d = 0
     n_deep = 0
     n_miss = 0

@@ -214,6 +214,14 @@ def grow_f64(a, need):
     return b
 
 
+@njit(cache=True, nogil=True, inline="always")
+def new_table(cap, slots):
+    """Four empty int64 columns and a hash column of ``cap`` rows, and an empty open-addressing
+    table of ``slots`` slots (-1: free)."""
+    return (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.uint64), np.full(slots, -1, np.int64))
+
+
 @njit(cache=True, nogil=True)
 def table_of(hashes, n, cap):
     """An open-addressing table of ``cap`` slots (a power of two, -1 empty) holding keys 0..n-1,
