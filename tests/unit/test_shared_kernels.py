@@ -74,3 +74,15 @@ def test_box_rect_bounds_the_four_projected_corners():
             got = box_rect(x0, x1, y1, z0, z1, loc, right, up, fwd, 900.0, 960.0, 540.0, 1.5, -2.0, ortho)
             assert got == (min(p[0] for p in px), min(p[1] for p in px), max(p[0] for p in px),
                            max(p[1] for p in px))
+
+
+def test_ring_quads_join_two_rings_side_by_side():
+    from tracevis3d.kernels.tubes import ring_quads
+
+    for sides in (3, 5, 8):
+        quads = np.full((sides + 2, 4), -1, np.int32)
+        tube = np.full(sides + 2, -1, np.int32)
+        assert ring_quads(quads, tube, 1, 10, sides, 7) == 1 + sides
+        want = [(10 + j, 10 + (j + 1) % sides, 10 + sides + (j + 1) % sides, 10 + sides + j) for j in range(sides)]
+        assert [tuple(q) for q in quads[1:1 + sides]] == want
+        assert list(tube) == [-1] + [7] * sides + [-1] and list(quads[0]) == [-1] * 4

@@ -121,6 +121,23 @@ def tube_offsets(rings, sides):
     return v, f, e
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ring_quads(quads, tube, f, r0, sides, k):
+    """The ``sides`` quads of tube ``k`` between the ring of vertices starting at ``r0`` and
+    the next (r1 = r0 + sides): quad j is (r0 + j, r0 + j1, r1 + j1, r1 + j), j1 = (j + 1) mod
+    sides, written from face ``f`` on.  Returns the next face."""
+    r1 = r0 + sides
+    for j in range(sides):
+        j1 = (j + 1) % sides
+        quads[f, 0] = r0 + j
+        quads[f, 1] = r0 + j1
+        quads[f, 2] = r1 + j1
+        quads[f, 3] = r1 + j
+        tube[f] = k
+        f += 1
+    return f
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def tube_mesh(curves, half_x, half_y, sides, keep):
     """Vertices and quad faces of elliptic tubes around sampled centre curves.
@@ -156,16 +173,7 @@ def tube_mesh(curves, half_x, half_y, sides, keep):
                 v += 1
         f = foff[k]
         for i in range(rings[k] - 1):
-            r0 = voff[k] + i * n_sides
-            r1 = r0 + n_sides
-            for j in range(n_sides):
-                j1 = (j + 1) % n_sides
-                quads[f, 0] = r0 + j
-                quads[f, 1] = r0 + j1
-                quads[f, 2] = r1 + j1
-                quads[f, 3] = r1 + j
-                tube[f] = k
-                f += 1
+            f = ring_quads(quads, tube, f, voff[k] + i * n_sides, n_sides, k)
     return verts, quads, tube, rings
 
 
@@ -273,14 +281,5 @@ def tube_mesh_normal(curves, half_x, half_y, sides):
     for k in range(m):
         base = k * s * sides
         for i in range(s - 1):
-            r0 = base + i * sides
-            r1 = r0 + sides
-            for j in range(sides):
-                j1 = (j + 1) % sides
-                quads[f, 0] = r0 + j
-                quads[f, 1] = r0 + j1
-                quads[f, 2] = r1 + j1
-                quads[f, 3] = r1 + j
-                tube[f] = k
-                f += 1
+            f = ring_quads(quads, tube, f, base + i * sides, sides, k)
     return verts, quads, tube
