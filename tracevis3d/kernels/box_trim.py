@@ -31,6 +31,19 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _still_reaching(act, n_act, x1, xs):
+    """The active boxes ``act[:n_act]`` that end past ``xs`` (x1 > xs) moved to the front of
+    ``act``, in order: their number."""
+    w = 0
+    for t in range(n_act):
+        j = act[t]
+        if x1[j] > xs:
+            act[w] = j
+            w += 1
+    return w
+
+
 @njit(cache=True, nogil=True)
 def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
     """(first, second) index pairs of overlapping boxes of which one at least is movable,
@@ -54,21 +67,9 @@ def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
             nm = 0
         xs = x0[i]
         # drop the boxes that end before this one starts
-        w = 0
-        for t in range(nm):
-            j = act_mov[t]
-            if x1[j] > xs:
-                act_mov[w] = j
-                w += 1
-        nm = w
+        nm = _still_reaching(act_mov, nm, x1, xs)
         if movable[i]:
-            w = 0
-            for t in range(nf):
-                j = act_fixed[t]
-                if x1[j] > xs:
-                    act_fixed[w] = j
-                    w += 1
-            nf = w
+            nf = _still_reaching(act_fixed, nf, x1, xs)
         for pass_ in range(2):
             if pass_ == 0 and not movable[i]:
                 continue  # a fixed box only meets the movable ones
@@ -94,13 +95,7 @@ def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
             act_fixed[nf] = i
             nf += 1
             if nf > limit:  # keep the fixed list to the boxes still reaching past this start
-                w = 0
-                for t in range(nf):
-                    j = act_fixed[t]
-                    if x1[j] > xs:
-                        act_fixed[w] = j
-                        w += 1
-                nf = w
+                nf = _still_reaching(act_fixed, nf, x1, xs)
                 limit = max(64, 2 * nf)
     return pa[:npairs], pb[:npairs]
 
