@@ -169,6 +169,17 @@ def snapshot_positions(size, role, alloc_of, heap):
     return pos, k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def spread_evenly(t, a, b, lo, hi):
+    """Records a .. b-1 (b > a) spread evenly over [lo, max(hi, lo)]: t[k] = lo + w·(k − a + ½),
+    w = (max(hi, lo) − lo) / (b − a) (each in the middle of its equal share)."""
+    if hi < lo:
+        hi = lo
+    w = (hi - lo) / (b - a)
+    for k in range(a, b):
+        t[k] = lo + w * (k - a + 0.5)
+
+
 @njit(cache=True, nogil=True)
 def record_times(snap, snap_ms, end_ms):
     """Each record's time on the capture's clock (ms since its start): the records before
@@ -183,13 +194,7 @@ def record_times(snap, snap_ms, end_ms):
         j = i
         while j < n and snap[j] == s:
             j += 1
-        lo = 0.0 if s <= 0 else snap_ms[min(s - 1, m - 1)]
-        hi = end_ms if s >= m else snap_ms[s]
-        if hi < lo:
-            hi = lo
-        w = (hi - lo) / (j - i)
-        for k in range(i, j):
-            t[k] = lo + w * (k - i + 0.5)
+        spread_evenly(t, i, j, 0.0 if s <= 0 else snap_ms[min(s - 1, m - 1)], end_ms if s >= m else snap_ms[s])
         i = j
     return t
 

@@ -34,7 +34,7 @@ an error code and the byte offset of the record (`MESSAGES`).  Memory grows with
 import numpy as np
 from numba import njit
 
-from .memcov import live_bytes_change
+from .memcov import live_bytes_change, spread_evenly
 
 #: status codes of `scan_capture` and their one-line explanation
 OK, CUT, BAD_TOKEN, BAD_VARINT, NO_THREAD, POP_EMPTY, TOO_DEEP, BAD_ALLOCATOR, BAD_SEGMENT, TOO_MANY, BAD_STRING = \
@@ -526,13 +526,7 @@ def record_times_at(pos, snap_ms, n, end_ms):
     for s in range(m + 1):
         b = n if s == m else min(max(pos[s], a), n)
         if b > a:
-            lo = 0.0 if s == 0 else snap_ms[s - 1]
-            hi = end_ms if s == m else snap_ms[s]
-            if hi < lo:
-                hi = lo
-            w = (hi - lo) / (b - a)
-            for k in range(a, b):
-                t[k] = lo + w * (k - a + 0.5)
+            spread_evenly(t, a, b, 0.0 if s == 0 else snap_ms[s - 1], end_ms if s == m else snap_ms[s])
             a = b
     return t
 
