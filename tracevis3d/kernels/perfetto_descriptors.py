@@ -19,6 +19,20 @@ from .perfetto_fields import add_span
 _TYPE_PREFIX = np.frombuffer(b"--type=", np.uint8)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _shared_ints(f, v, pid, hp, sort, ctype):
+    """The integer fields ThreadDescriptor and ProcessDescriptor number alike, from the varint
+    ``v`` of field ``f``: 1 the pid (int32; has it), 3 legacy_sort_index (int32), 4 the Chrome
+    thread or process type.  Returns (pid, has pid, sort index, type), the one of field f set."""
+    if f == 1:
+        return np.int64(np.int32(v)), True, sort, ctype
+    if f == 3:
+        return pid, hp, np.int64(np.int32(v)), ctype
+    if f == 4:
+        return pid, hp, sort, v
+    return pid, hp, sort, ctype
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def parse_thread(buf, a, b):
     """ThreadDescriptor ``buf[a:b]``: (status, error position, pid, tid, has pid and tid, name start,
@@ -42,17 +56,11 @@ def parse_thread(buf, a, b):
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, pid, tid, False, na, nb, ref, has_ref, sort, ctype
             v, _ = varint(buf, q, b)
-            if f == 1:
-                pid = np.int64(np.int32(v))
-                hp = True
-            elif f == 2:
+            pid, hp, sort, ctype = _shared_ints(f, v, pid, hp, sort, ctype)
+            if f == 2:
                 tid = np.int64(np.int32(v))
                 ht = True
-            elif f == 3:
-                sort = np.int64(np.int32(v))
-            elif f == 4:
-                ctype = v
-            else:
+            elif f == 6:
                 ref = v
                 has_ref = True
         elif f == 5:
@@ -87,13 +95,7 @@ def parse_process(buf, a, b):
             if wt != WT_VARINT:
                 return E_WRONG_TYPE, p, pid, hp, na, nb, c0a, c0b, cta, ctb, sort, ctype
             v, _ = varint(buf, q, b)
-            if f == 1:
-                pid = np.int64(np.int32(v))
-                hp = True
-            elif f == 3:
-                sort = np.int64(np.int32(v))
-            elif f == 4:
-                ctype = v
+            pid, hp, sort, ctype = _shared_ints(f, v, pid, hp, sort, ctype)
         elif f == 6 or f == 2 or f == 8:
             if wt != WT_LEN:
                 return E_WRONG_TYPE, p, pid, hp, na, nb, c0a, c0b, cta, ctb, sort, ctype
