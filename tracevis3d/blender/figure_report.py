@@ -132,13 +132,7 @@ def figure_report(image_path, collection: str = "TraceVis3D", scene=None, conten
     """
     img = load_image(image_path)
     h, w = img.shape[:2]
-    drawn = np.abs(img - 1.0).max(-1) > BACKGROUND_TOLERANCE
-    rows, cols = np.flatnonzero(drawn.any(1)), np.flatnonzero(drawn.any(0))
-    if rows.size:
-        margins = {"left": cols[0] / w, "right": (w - 1 - cols[-1]) / w, "top": rows[0] / h,
-                   "bottom": (h - 1 - rows[-1]) / h}
-    else:
-        margins = {"left": 1.0, "right": 1.0, "top": 1.0, "bottom": 1.0}
+    _, margins = page_margins(img)
     x0, y0, x1, y1 = content_rect if content_rect is not None else (0, int(0.06 * h), int(0.8 * w), h)
     block = img[int(y0):int(y1), int(x0):int(x1)]
     region = block.reshape(-1, 3)
@@ -170,6 +164,21 @@ def figure_report(image_path, collection: str = "TraceVis3D", scene=None, conten
     }
 
 
+def page_margins(img: np.ndarray) -> tuple:
+    """``(drawn, margins)``: the pixels that differ from the white page by more than
+    `BACKGROUND_TOLERANCE`, and the blank share of the image's width (left, right) and
+    height (top, bottom) outside their bounding box (1.0 each for a blank image)."""
+    h, w = img.shape[:2]
+    drawn = np.abs(img - 1.0).max(-1) > BACKGROUND_TOLERANCE
+    rows, cols = np.flatnonzero(drawn.any(1)), np.flatnonzero(drawn.any(0))
+    if rows.size:
+        margins = {"left": cols[0] / w, "right": (w - 1 - cols[-1]) / w, "top": rows[0] / h,
+                   "bottom": (h - 1 - rows[-1]) / h}
+    else:
+        margins = {"left": 1.0, "right": 1.0, "top": 1.0, "bottom": 1.0}
+    return drawn, margins
+
+
 def empty_cell_share(img: np.ndarray, cell_px: int = EMPTY_CELL_PX) -> float:
     """Share of the image's ``cell_px`` × ``cell_px`` cells (scaled with the image height
     from 1080 lines; partial cells at the right and bottom edges count) in which no pixel
@@ -195,13 +204,7 @@ def view_measures(image_path, collection: str = "TraceVis3D", scene=None, boxes=
     need = READABLE_PX * h / 1080.0 - 1e-3
     names = [b for b in boxes if b[0] in NAME_KINDS and b[6] >= need and b[2] >= -1 and b[3] >= -1
              and b[4] <= w + 1 and b[5] <= h + 1]
-    drawn = np.abs(img - 1.0).max(-1) > BACKGROUND_TOLERANCE
-    rows, cols = np.flatnonzero(drawn.any(1)), np.flatnonzero(drawn.any(0))
-    if rows.size:
-        margins = {"left": cols[0] / w, "right": (w - 1 - cols[-1]) / w, "top": rows[0] / h,
-                   "bottom": (h - 1 - rows[-1]) / h}
-    else:
-        margins = {"left": 1.0, "right": 1.0, "top": 1.0, "bottom": 1.0}
+    drawn, margins = page_margins(img)
     return {
         "names": len(names),
         "names_by_kind": {k: sum(1 for b in names if b[0] == k) for k in NAME_KINDS},
