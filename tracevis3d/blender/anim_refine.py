@@ -44,7 +44,7 @@ from mathutils import Euler, Matrix, Vector
 
 from ..jobs import Job
 from ..layout import fly_levels, refine
-from .compat import modifier_input_path, set_modifier_input
+from .compat import modifier_input_path, remove_modifier, set_modifier_input
 
 __all__ = ["FLY_KEY", "LEVEL_COLLECTION", "STAGING_COLLECTION", "FLY_SPLIT_MODIFIER", "refine_levels_steps",
            "build_levels_steps", "commit_levels", "key_refined_flythrough", "remove_levels", "remove_staging"]
@@ -258,10 +258,7 @@ def remove_levels(scene=None) -> int:
             clear_collection(c)
             bpy.data.collections.remove(c)
             n += 1
-    for ob in bpy.data.objects:
-        mod = ob.modifiers.get(FLY_SPLIT_MODIFIER) if hasattr(ob, "modifiers") else None
-        if mod is not None:
-            ob.modifiers.remove(mod)
+    remove_modifier(bpy.data.objects, FLY_SPLIT_MODIFIER)
     gone = [ng for ng in bpy.data.node_groups if ng.get("tv3d_fly") and ng.users == 0]
     if gone:
         bpy.data.batch_remove(gone)

@@ -42,6 +42,7 @@ from .anim_inset import grow_inset, inset_boxes, inset_label_times, inset_labels
 from ..views import ANIMATIONS, VIEWS
 from ..layout.inset import INSET_ATTRIBUTE
 from ..layout.inset import PREFIX as INSET_PREFIX
+from .compat import positions_and_scales
 from .meshobj import TAG, set_float_attribute
 
 ANIM_KEY = "tracevis3d_animation"
@@ -71,13 +72,7 @@ def _layer_objects(coll) -> dict:
 
 def _points(ob) -> tuple:
     """(positions (n,3), scales (n,3)) float32 of an instance layer's points."""
-    A = ob.data.attributes
-    n = len(A["position"].data)
-    pos = np.empty(n * 3, np.float32)
-    A["position"].data.foreach_get("vector", pos)
-    sc = np.empty(n * 3, np.float32)
-    A["tv_scale"].data.foreach_get("vector", sc)
-    return pos.reshape(n, 3), sc.reshape(n, 3)
+    return positions_and_scales(ob, len(ob.data.attributes["position"].data))
 
 
 def _world_boxes(coll) -> dict:

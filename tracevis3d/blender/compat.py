@@ -46,6 +46,19 @@ def point_count(ob) -> int:
     return len(data.vertices) if ob.type == "MESH" else len(data.points)
 
 
+def positions_and_scales(ob, n: int) -> tuple:
+    """(positions (n, 3), scales (n, 3)) float32 of the ``n`` points of an instance layer
+    (its ``position`` and ``tv_scale`` attributes), read with foreach_get."""
+    import numpy as np
+
+    A = ob.data.attributes
+    pos = np.empty(n * 3, np.float32)
+    A["position"].data.foreach_get("vector", pos)
+    sc = np.empty(n * 3, np.float32)
+    A["tv_scale"].data.foreach_get("vector", sc)
+    return pos.reshape(n, 3), sc.reshape(n, 3)
+
+
 def make_points_data(name: str, n: int):
     """(data block, is_pointcloud): a point cloud of ``n`` points where Blender makes one
     directly (5.1+), else a mesh of ``n`` vertices (to convert, `can_convert_to_pointcloud`)."""
@@ -84,6 +97,15 @@ def set_modifier_input(mod, identifier: str, value) -> None:
         getattr(mod.properties.inputs, identifier).value = value
     else:
         mod[identifier] = value
+
+
+def remove_modifier(objects, name: str) -> None:
+    """The modifier called ``name`` removed from each of ``objects`` that has one (objects
+    without modifiers, such as cameras, are passed over)."""
+    for ob in objects:
+        mod = ob.modifiers.get(name) if hasattr(ob, "modifiers") else None
+        if mod is not None:
+            ob.modifiers.remove(mod)
 
 
 def modifier_input_path(mod_name: str, identifier: str) -> str:

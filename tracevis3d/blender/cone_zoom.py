@@ -38,7 +38,7 @@ import bpy
 from ..jobs import Job
 from ..layout import refine
 from .cone_tasks import CONE_KEY
-from .zoom_inputs import kept_trace_context
+from .zoom_inputs import build_record, kept_trace_context
 from .zoom_split import STATE_KEY, ZOOM_COLLECTION, unzoom, zoom_state
 
 __all__ = ["cone_zoom_steps", "cone_trace_path", "GAP_SHARE"]
@@ -52,12 +52,7 @@ def cone_trace_path(scene) -> tuple:
     path while it exists, else the file of that name beside the open .blend."""
     from .hygiene import find_trace, from_blend_relative
 
-    try:
-        rec = json.loads(scene.get(CONE_KEY) or "null")
-    except (TypeError, ValueError):
-        rec = None
-    if not isinstance(rec, dict):
-        raise ValueError("the cone tree's build record is missing: build the cone tree again")
+    rec = build_record(scene, CONE_KEY, "the cone tree")
     recorded = rec.get("trace_path")
     beside = os.path.join(os.path.dirname(bpy.data.filepath), os.path.basename(recorded)) \
         if recorded and bpy.data.filepath else None

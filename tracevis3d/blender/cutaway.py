@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bpy
 
-from .compat import set_modifier_input
+from .compat import remove_modifier, set_modifier_input
 
 GROUP = "TV3D_cutaway"
 EMPTY = "TV3D_cutaway"
@@ -113,10 +113,7 @@ def apply_cutaway(box: dict, coll, scene=None) -> bpy.types.Object:
 
 def remove_cutaway(coll) -> None:
     """The figure without its cutaway (the modifiers and the Empty removed)."""
-    for target in _cut_objects(coll):
-        mod = target.modifiers.get(MODIFIER)
-        if mod is not None:
-            target.modifiers.remove(mod)
+    remove_modifier(_cut_objects(coll), MODIFIER)
     ob = bpy.data.objects.get(EMPTY)
     if ob is not None:
         bpy.data.objects.remove(ob)

@@ -16,6 +16,7 @@ import numpy as np
 import bpy
 
 from ..model import Trace
+from .compat import positions_and_scales
 from .raycast import mesh_attribute, mesh_faces, vec, world_ray, ray_box_hits, ray_triangle_hits  # noqa: F401
 from .writer import is_layer_object
 
@@ -34,13 +35,10 @@ def layer_arrays(ob):
         n = A.domain_size("POINT")
     else:
         n = len(pc.vertices) if ob.type == "MESH" else len(pc.points)
-    pos = np.empty(n * 3, np.float32)
-    A["position"].data.foreach_get("vector", pos)
-    sc = np.empty(n * 3, np.float32)
-    A["tv_scale"].data.foreach_get("vector", sc)
+    pos, sc = positions_and_scales(ob, n)
     ci = np.empty(n, np.int32)
     A["call_index"].data.foreach_get("value", ci)
-    return pos.reshape(n, 3), sc.reshape(n, 3), ci
+    return pos, sc, ci
 
 
 def _pick_boxes(ob, origin, direction):

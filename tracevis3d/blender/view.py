@@ -58,8 +58,8 @@ import numpy as np
 
 from ..jobs import Job
 from ..layout import refine
-from .compat import is_points_object, point_count
-from .zoom_inputs import (COLOURS_KEY, context_key, contexts, context_layout, trace_context,  # noqa: F401 (re-exported)
+from .compat import is_points_object, point_count, positions_and_scales
+from .zoom_inputs import (COLOURS_KEY, build_record, context_key, contexts, context_layout, trace_context,  # noqa: F401 (re-exported)
                           colours_cache_dir, keep_overview_steps, persist_zoom_inputs)
 from .zoom_split import (SPLIT_MODIFIER, STATE_KEY, ZOOM_COLLECTION, apply_split,  # noqa: F401 (re-exported)
                          overview_objects, undo_split, unzoom, zoom_state)
@@ -77,14 +77,11 @@ def _lanes_z(coll) -> tuple:
     for ob in coll.all_objects:
         if not is_points_object(ob) or ob.get("tv3d_layer") not in ("calls", "clusters") or ob.parent is not None:
             continue
-        a = ob.data.attributes
         n = point_count(ob)
-        if not n or "tv_scale" not in a:
+        if not n or "tv_scale" not in ob.data.attributes:
             continue
-        pos, sc = np.empty(3 * n, np.float32), np.empty(3 * n, np.float32)
-        a["position"].data.foreach_get("vector", pos)
-        a["tv_scale"].data.foreach_get("vector", sc)
-        z, dz = pos[2::3] + ob.location.z, 0.5 * sc[2::3]
+        pos, sc = positions_and_scales(ob, n)
+        z, dz = pos[:, 2] + ob.location.z, 0.5 * sc[:, 2]
         lo, hi = min(lo, float((z - dz).min())), max(hi, float((z + dz).max()))
     if not np.isfinite(lo):
         raise ValueError("the scene has no icicle to refine (no call boxes in its collection)")
@@ -244,12 +241,7 @@ def _threads_context(scene) -> dict:
     from ..layout.threads_params import ThreadsParams
     from .threads_tasks import THREADS_KEY
 
-    try:
-        rec = json.loads(scene.get(THREADS_KEY) or "null")
-    except (TypeError, ValueError):
-        rec = None
-    if not isinstance(rec, dict):
-        raise ValueError("the thread view's build record is missing: build the thread view again")
+    rec = build_record(scene, THREADS_KEY, "the thread view")
     src = rec.get("source")
     if not src or not os.path.isfile(str(src)):
         raise FileNotFoundError(f"the thread view's trace file is not there: {src or '(not recorded)'}")

@@ -56,6 +56,18 @@ def colours_cache_dir() -> str:
     return os.path.join(os.path.dirname(default_cache_dir()), COLOURS_DIR)
 
 
+def build_record(scene, key: str, view: str) -> dict:
+    """The build record a view left in ``scene[key]`` (JSON: its trace and parameters); a
+    ValueError naming ``view`` ("the cone tree") when it is missing or not a record."""
+    try:
+        rec = json.loads(scene.get(key) or "null")
+    except (TypeError, ValueError):
+        rec = None
+    if not isinstance(rec, dict):
+        raise ValueError(f"{view}'s build record is missing: build {view} again")
+    return rec
+
+
 def context_key(file_key, params) -> tuple:
     """The key of `contexts` for a trace file and its parameters."""
     return (tuple(file_key), json.dumps(params.to_dict(), sort_keys=True, default=str))

@@ -11,7 +11,7 @@ import time
 import bpy
 
 from ..layout import refine
-from .compat import set_modifier_input
+from .compat import remove_modifier, set_modifier_input
 
 __all__ = ["STATE_KEY", "ZOOM_COLLECTION", "SPLIT_GROUP", "SPLIT_MODIFIER", "zoom_state", "split_group", "unzoom"]
 
@@ -178,10 +178,7 @@ def undo_split(coll, state: dict) -> None:
 
 
 def _remove_split(coll) -> None:
-    for ob in split_targets(coll):
-        mod = ob.modifiers.get(SPLIT_MODIFIER)
-        if mod is not None:
-            ob.modifiers.remove(mod)
+    remove_modifier(split_targets(coll), SPLIT_MODIFIER)
     ng = bpy.data.node_groups.get(SPLIT_GROUP)
     if ng is not None and ng.users == 0:
         bpy.data.node_groups.remove(ng)
