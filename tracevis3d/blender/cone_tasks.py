@@ -16,9 +16,7 @@ CONE_KEY = "tracevis3d_cone"
 def _cone_layout(trace, params):
     from ..layout.cone import ConeParams, cone_layout
 
-    if isinstance(params, dict):
-        params = ConeParams.from_dict(params)
-    params = (params or ConeParams()).validate()
+    params = ConeParams.given(params)
     return params, cone_layout(trace, params)
 
 

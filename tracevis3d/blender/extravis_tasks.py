@@ -30,9 +30,7 @@ def _extravis_layout(trace, params, views="both"):
     from ..layout.extravis import extravis_layout
     from ..params.extravis import ExtravisParams
 
-    if isinstance(params, dict):
-        params = ExtravisParams.from_dict(params)
-    params = (params or ExtravisParams()).validate()
+    params = ExtravisParams.given(params)
     return params, extravis_layout(trace, params, views=views)
 
 

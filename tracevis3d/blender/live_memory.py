@@ -72,9 +72,7 @@ class LiveMemoryView:
 
         self.stream = source if isinstance(source, MemrayLiveStream) else MemrayLiveStream(
             int(source), connect_timeout=connect_timeout, limits=limits)
-        if isinstance(params, dict):
-            params = MemoryParams.from_dict(params)
-        self.params = (params or MemoryParams()).validate()
+        self.params = MemoryParams.given(params)
         self.scene = scene or bpy.context.scene
         self.collection_name = collection_name
         self.calls = calls

@@ -10,6 +10,7 @@ import numpy as np
 import bpy
 
 from ..jobs import Job
+from .compat import positions_and_scales
 from .session import load_steps, prepare_kernels
 from .tasks import layout_and_write_steps, source_path
 
@@ -20,9 +21,7 @@ def _memory_layout(capture, params, calls=None, calls_offset_us=None):
     from ..layout.memory_calls import memory_figure
     from ..params.memory import MemoryParams
 
-    if isinstance(params, dict):
-        params = MemoryParams.from_dict(params)
-    params = (params or MemoryParams()).validate()
+    params = MemoryParams.given(params)
     return params, memory_figure(capture, params, calls, calls_offset_us)
 
 
@@ -31,7 +30,7 @@ def memory_build_steps(job: Job, capture, params=None, scene=None, collection_na
     from ..params.memory import MemoryParams
 
     scene = scene or bpy.context.scene
-    params = (MemoryParams.from_dict(params) if isinstance(params, dict) else params or MemoryParams()).validate()
+    params = MemoryParams.given(params)
     if calls is None and params.calls_trace:  # the panel's and a script's call trace (the CLI loads its own)
         calls = yield from load_steps(job, params.calls_trace, (span[0], span[0] + 0.2 * (span[1] - span[0])))
     yield job.off_main(prepare_kernels)
@@ -88,19 +87,15 @@ def pick_band(origin, direction, scene=None, collection_name: str = "TraceVis3D"
     for ob in coll.objects:
         if not is_layer_object(ob) or "band_index" not in ob.data.attributes:
             continue
-        A = ob.data.attributes
-        n = len(A["band_index"].data)
-        pos = np.empty(n * 3, np.float32)
-        A["position"].data.foreach_get("vector", pos)
-        sc = np.empty(n * 3, np.float32)
-        A["tv_scale"].data.foreach_get("vector", sc)
+        n = len(ob.data.attributes["band_index"].data)
+        pos, sc = positions_and_scales(ob, n)
         o, d = world_ray(ob, origin, direction)
-        t = ray_box_hits(o, d, pos.reshape(n, 3).astype(np.float64), sc.reshape(n, 3).astype(np.float64))
+        t = ray_box_hits(o, d, pos.astype(np.float64), sc.astype(np.float64))
         k = int(np.argmin(t)) if n else -1
         if k >= 0 and np.isfinite(t[k]) and t[k] < best[0]:
             band = int(mesh_attribute(ob.data, "band_index", n, np.int32)[k])
             col = int(mesh_attribute(ob.data, "bin_index", n, np.int32)[k])
-            best = (float(t[k]), (band, col, float(sc.reshape(n, 3)[k, 2]), ob.name))
+            best = (float(t[k]), (band, col, float(sc[k, 2]), ob.name))
     if best[1] is None:
         return None
     band, col, height, name = best[1]

@@ -31,9 +31,7 @@ def build_icicle(trace: Trace, params: IcicleParams | dict | None = None,
     from ..jobs import Job
     from .tasks import build_steps
 
-    if isinstance(params, dict):
-        params = IcicleParams.from_dict(params)
-    params = (params or IcicleParams()).validate()
+    params = IcicleParams.given(params)
     t0 = time.perf_counter()
     job = Job("build", build_steps, trace, params, scene or bpy.context.scene, collection_name, trace_path)
     if progress is not None:

@@ -85,9 +85,7 @@ def _layout(trace, params):
     from ..layout.icicle import icicle_layout
     from ..params.icicle import IcicleParams
 
-    if isinstance(params, dict):
-        params = IcicleParams.from_dict(params)
-    params = (params or IcicleParams()).validate()
+    params = IcicleParams.given(params)
     stages: dict = {}
     return params, icicle_layout(trace, params, stages_out=stages), stages
 
@@ -118,9 +116,7 @@ def _compare_layout(cmp, params):
     """Worker: (validated `CompareParams`, `SceneSpec`) of a comparison."""
     from ..layout.compare import CompareParams, compare_layout
 
-    if isinstance(params, dict):
-        params = CompareParams.from_dict(params)
-    params = (params or CompareParams()).validate()
+    params = CompareParams.given(params)
     return params, compare_layout(cmp, params)
 
 

@@ -29,9 +29,7 @@ def _analyse_and_layout(trace, params, sync=None):
     from ..layout.threads import threads_layout
     from ..layout.threads_params import ThreadsParams
 
-    if isinstance(params, dict):
-        params = ThreadsParams.from_dict(params)
-    params = (params or ThreadsParams()).validate()
+    params = ThreadsParams.given(params)
     t = time.perf_counter()
     sync = sync if sync is not None else synchronisation(trace)
     t_sync = time.perf_counter() - t

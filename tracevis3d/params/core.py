@@ -216,6 +216,14 @@ class Params:
         return cls(**kw).validate()
 
     @classmethod
+    def given(cls, params):
+        """The validated object of what a caller passed: a JSON dict (`from_dict`), an object
+        of this class, or None (the defaults)."""
+        if isinstance(params, dict):
+            params = cls.from_dict(params)
+        return (params or cls()).validate()
+
+    @classmethod
     def from_known(cls, d: dict):
         """`from_dict` of the keys this version knows (a record of a newer version)."""
         names = set(cls.SCHEMA.by_name) | set(cls.SCHEMA.renamed)
