@@ -90,17 +90,22 @@ class _Marshal:
         self.need(n * per_item, at, f"{what} of size {n}")
         return n
 
+    def count(self, at: int, short: bool, what: str, unit: str) -> int:
+        """The size of ``what``: one byte (``short``: the small-container codes) or four
+        (`size`), the bytes of that many ``unit`` checked to be there."""
+        if not short:
+            return self.size(at, what)
+        self.need(1, at, what)
+        k = self.b[self.pos]
+        self.pos += 1
+        self.need(k, at, f"{what} of {k} {unit}")
+        return k
+
     def tuple_(self, at: int, t: int, flag: int, depth: int) -> tuple:
         """A tuple (``(``: 4 bytes of size, ``)``: 1 byte) at byte ``at``, its code read."""
         if depth >= self.max_depth:
             self.fail(at, f"containers nested more than {self.max_depth} deep")
-        if t == 0x29:
-            self.need(1, at, "a tuple")
-            k = self.b[self.pos]
-            self.pos += 1
-            self.need(k, at, f"a tuple of {k} items")
-        else:
-            k = self.size(at, "a tuple")
+        k = self.count(at, t == 0x29, "a tuple", "items")
         slot = -1
         if flag:
             slot = len(self.refs)
@@ -281,13 +286,7 @@ class _Marshal:
             except (UnicodeDecodeError, ValueError):
                 self.fail(at, f"a float written {text[:40]!r}: not a number")
         elif t in _STRINGS:
-            if t in (0x7A, 0x5A):  # z Z: one byte of size
-                self.need(1, at, "a string")
-                k = self.b[self.pos]
-                self.pos += 1
-                self.need(k, at, f"a string of {k} bytes")
-            else:
-                k = self.size(at, "a string")
+            k = self.count(at, t in (0x7A, 0x5A), "a string", "bytes")  # z Z: one byte of size
             raw = self.b[self.pos: self.pos + k]
             self.pos += k
             if t == 0x73:  # s: bytes
