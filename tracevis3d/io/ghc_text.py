@@ -32,7 +32,7 @@ from ..model import TraceFormatError
 from .collapsed import Repairs
 from .limits import resolve_limits
 from .profile_json import KeyedFrames
-from .stacks import StackProfile, merged_trace
+from .stacks import StackProfile, add_row, merged_trace
 
 __all__ = ["load_ghc_prof"]
 
@@ -134,10 +134,7 @@ def load_ghc_prof(data, *, source: str = "<ghc>", limits=None, kind_rules=None, 
         fid = frames.by_key.get(key)
         if fid is None:
             fid = frames.add_keyed(key, f"{module}.{label}", src if src and not src.startswith("<") else "")
-        parent.append(stack[-1] if stack else -1)
-        frame.append(fid)
-        weight.append(w)
-        stack.append(len(parent) - 1)
+        add_row(stack, parent, frame, weight, fid, w)
     if not parent:
         raise TraceFormatError(f"{source}: line {h + 1}: the cost-centre tree has no rows")
     prof = StackProfile(f"{program} {'time' if measure == 'ticks' else 'allocation'}", np.array(parent, np.int64),

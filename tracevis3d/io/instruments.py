@@ -29,7 +29,7 @@ import numpy as np
 from ..model import TraceFormatError
 from .collapsed import Repairs, frame_table, text_buffer
 from .limits import DEFAULT_LIMITS
-from .stacks import StackProfile, merged_trace, source_name
+from .stacks import StackProfile, add_row, merged_trace, source_name
 
 __all__ = ["load_instruments_text"]
 
@@ -103,10 +103,7 @@ def load_instruments_text(data, *, source: str = "<bytes>", limits=None, kind_ru
             j = frame_ix[key] = len(names)
             names.append(name)
             files.append(file)
-        parent.append(stack[-1] if stack else -1)
-        frame.append(j)
-        weight.append(w)
-        stack.append(len(frame) - 1)
+        add_row(stack, parent, frame, weight, j, w)
     if not frame:
         raise TraceFormatError(f"{source}: an Instruments call tree without rows: nothing to show")
     parent_a = np.asarray(parent, np.int64)

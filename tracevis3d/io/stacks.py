@@ -185,6 +185,15 @@ class Repairs:
         return trace
 
 
+def add_row(stack: list, parent: list, frame: list, weight: list, fid: int, w: float) -> None:
+    """A row of an indented call tree (frame ``fid``, weight ``w``) appended as the child of the
+    row on top of ``stack`` (the rows on the path to it, `Repairs.row_depth`), and pushed."""
+    parent.append(stack[-1] if stack else -1)
+    frame.append(fid)
+    weight.append(w)
+    stack.append(len(parent) - 1)
+
+
 def _as_i64(a, what: str, source: str) -> np.ndarray:
     a = np.asarray(a)
     if a.size == 0:
