@@ -32,7 +32,7 @@ from numba import njit
 from .jsonstrict import (after_item, int_list, span_is, scan_key, scan_literal, scan_number, skip_value, scan_string, skip_ws,
                          control_bytes, utf8_ok)
 from .inline_bytes import hash_bytes, to_arena
-from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, regrow, same_as_arena
+from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, new_table, regrow, same_as_arena
 
 __all__ = ["scan_cpuprofile", "utf8_ok", "control_bytes", "OK", "FALLBACK"]
 
@@ -103,18 +103,10 @@ def _line_of(kind, v):
     return np.int64(-1)
 
 
-_W_FN = np.frombuffer(b"functionName", np.uint8)
-_W_URL = np.frombuffer(b"url", np.uint8)
-_W_LINE = np.frombuffer(b"lineNumber", np.uint8)
-_W_COL = np.frombuffer(b"columnNumber", np.uint8)
-_W_ID = np.frombuffer(b"id", np.uint8)
-_W_CF = np.frombuffer(b"callFrame", np.uint8)
-_W_PARENT = np.frombuffer(b"parent", np.uint8)
-_W_KIDS = np.frombuffer(b"children", np.uint8)
-_W_NODES = np.frombuffer(b"nodes", np.uint8)
-_W_SAMPLES = np.frombuffer(b"samples", np.uint8)
-_W_DELTAS = np.frombuffer(b"timeDeltas", np.uint8)
-_W_START = np.frombuffer(b"startTime", np.uint8)
+# the keys the scan compares, as bytes
+(_W_FN, _W_URL, _W_LINE, _W_COL, _W_ID, _W_CF, _W_PARENT, _W_KIDS, _W_NODES, _W_SAMPLES, _W_DELTAS, _W_START) = (
+    np.frombuffer(w, np.uint8) for w in (b"functionName", b"url", b"lineNumber", b"columnNumber", b"id", b"callFrame",
+                                         b"parent", b"children", b"nodes", b"samples", b"timeDeltas", b"startTime"))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -381,30 +373,17 @@ def scan_cpuprofile(buf, seed, strict):
     stack = np.empty(MAX_DEPTH, np.uint8)
     e0 = np.zeros(0, np.int64)
     # nodes
-    n_id = np.empty(1024, np.int64)
-    n_pk = np.empty(1024, np.int64)
-    n_pid = np.empty(1024, np.int64)
-    n_key = np.empty(1024, np.int64)
+    n_id, n_pk, n_pid, n_key, _, _ = new_table(1024, 1)
     kids = np.empty(1024, np.int64)  # child ids; their owners filled at each node's end
     k_own = np.empty(1024, np.int64)
     st = np.zeros(_S_LEN, np.int64)  # the runs' counts (`_nodes_run`)
     st[_S_LAST] = -(2 ** 62)
     st[_S_INC] = 1
     # strings
-    s_off = np.empty(1024, np.int64)
-    s_len = np.empty(1024, np.int64)
-    s_esc = np.empty(1024, np.int64)
-    s_hash = np.empty(1024, np.uint64)
-    s_aoff = np.empty(1024, np.int64)
+    s_off, s_len, s_esc, s_aoff, s_hash, s_table = new_table(1024, 4096)
     arena = np.zeros(1 << 16, np.uint8)
-    s_table = np.full(4096, -1, np.int64)
     # frame keys
-    k_name = np.empty(1024, np.int64)
-    k_url = np.empty(1024, np.int64)
-    k_line = np.empty(1024, np.int64)
-    k_col = np.empty(1024, np.int64)
-    k_hash = np.empty(1024, np.uint64)
-    k_table = np.full(4096, -1, np.int64)
+    k_name, k_url, k_line, k_col, k_hash, k_table = new_table(1024, 4096)
     samples = np.empty(0, np.int64)
     m_s = -1
     deltas = np.empty(0, np.int64)
