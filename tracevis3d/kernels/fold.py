@@ -100,6 +100,17 @@ def fold_chain_length(folded, parent):
     return down
 
 
+@njit(cache=True, nogil=True, inline="always")
+def join_run(i, p, eff, run_start, bottom):
+    """Folded call i, whose parent p is in a run, joins that run: it takes the place of the
+    run's slab (its start r's bottom), marked folded with start r.  Returns r."""
+    r = run_start[p]
+    eff[i] = True
+    run_start[i] = r
+    bottom[i] = bottom[r]
+    return r
+
+
 @njit(cache=True, nogil=True)
 def place_folded_levels(folded, parent, lane, band_class, heights, base_height):
     """Vertical place of every call, folded runs collapsed into one band each (in levels).
@@ -141,11 +152,7 @@ def place_folded_levels(folded, parent, lane, band_class, heights, base_height):
             height[i] = base_height[i]
             continue
         if p >= 0 and eff[p]:  # inside a run: takes the slab's place
-            r = run_start[p]
-            eff[i] = True
-            run_start[i] = r
-            bottom[i] = bottom[r]
-            height[i] = height[r]
+            height[i] = height[join_run(i, p, eff, run_start, bottom)]
             continue
         k = down[i]
         if k == 1 and band_class[i] >= 1:

@@ -11,7 +11,7 @@ The heights a call can take are those of its lane's row of the squeeze's table `
 import numpy as np
 from numba import njit
 
-from .fold import H_FIRST_NARROW, H_SQUEEZED
+from .fold import H_FIRST_NARROW, H_SQUEEZED, join_run
 
 #: the code of a full level (1.0): the table's last column
 H_FULL = 5
@@ -76,11 +76,7 @@ def squeezed_codes(parent, lane, name_px, width_px, infra, passing, wide, unfold
             code[i] = base
             continue
         if p >= 0 and eff[p]:  # inside a run: takes the slab's place
-            r = run_start[p]
-            eff[i] = True
-            run_start[i] = r
-            bottom[i] = bottom[r]
-            code[i] = code[r]
+            code[i] = code[join_run(i, p, eff, run_start, bottom)]
             continue
         if not wide[i]:
             band = 0
