@@ -63,6 +63,34 @@ def chrome_events(n_roots: int = 30, seed: int = 1, fanout: int = 3, depth: int 
     return ev
 
 
+def memory_infra_trace() -> dict:
+    """A small Chrome trace with what the plain event list lacks: memory-infra dumps (``"ph": "v"``,
+    allocators, process totals and a heap dump, as Chromium writes them: their counters in a
+    Trace, their heaps a `MemoryCapture`) and a sampled profile (``samples`` over
+    ``stackFrames``); a reader's kernels for these compile on their first use otherwise (a first
+    memory dump's load compiled for 13 s)."""
+    def size(v):
+        return {"attrs": {"size": {"type": "scalar", "units": "bytes", "value": format(v, "x")}}}
+
+    def dump(ts, dumps):
+        return {"args": {"dumps": {"level_of_detail": "detailed", **dumps}}, "cat": "disabled-by-default-memory-infra",
+                "id": "0x1", "name": "periodic_interval", "ph": "v", "pid": 1, "tid": -1, "ts": ts}
+
+    heaps = {"version": 1, "maps": {"strings": [{"id": 1, "string": "main"}, {"id": 2, "string": "parse"}],
+                                    "nodes": [{"id": 10, "name_sid": 1}, {"id": 11, "name_sid": 2, "parent": 10}]},
+             "allocators": {"malloc": {"nodes": [11, 10], "sizes": [100, 40], "counts": [2, 1], "types": [0, 0]}}}
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Browser"}},
+          {"ph": "X", "name": "main", "pid": 1, "tid": 1, "ts": 1000, "dur": 5000}]
+    ev += [dump(1000 + 1000 * k, {"allocators": {"malloc": size(100 * (k + 1)), "v8": size(7 + k)},
+                                  "process_totals": {"private_footprint_bytes": format(4096 * (k + 1), "x")}})
+           for k in range(3)]
+    ev.append(dump(4500, {"heaps_v2": heaps}))
+    frames = {"1": {"name": "main", "category": "c"}, "2": {"name": "parse", "category": "c", "parent": "1"}}
+    samples = [{"cpu": 0, "tid": 1, "ts": 1100 + 10 * k, "name": "cycles", "sf": 1 + k % 2, "weight": 1}
+               for k in range(8)]
+    return {"traceEvents": ev, "samples": samples, "stackFrames": frames}
+
+
 def _warmup_bytes() -> dict:
     """The made-up traces as the importer meets them: object and array form, one with a
     repair (a call that overlaps its parent's end, as in the PyTorch traces: the repair names
@@ -76,7 +104,8 @@ def _warmup_bytes() -> dict:
     repaired = json.dumps(ev + [{"ph": "X", "name": "outer", "ts": 0.5, "dur": 10.0, "pid": 1, "tid": 3},
                                 {"ph": "X", "name": "inner", "ts": 5.0, "dur": 10.0, "pid": 1, "tid": 3}]).encode()
     other = json.dumps(chrome_events(seed=2)).encode()
-    plain = {"repaired": repaired, "object": obj, "array": arr, "other": other}
+    plain = {"repaired": repaired, "object": obj, "array": arr, "other": other,
+             "memory": json.dumps(memory_infra_trace()).encode()}
     return {"plain": plain, "packed": {k: gzip.compress(v, mtime=0) for k, v in plain.items()}}
 
 
@@ -98,7 +127,21 @@ def _load_each(forms: dict) -> tuple:
     finally:
         chrome.PARALLEL_SCAN_BYTES, chrome_tree.PARALLEL_BIND_POINTS = before
     c = load_bytes(forms["other"], source="<warmup b>", warn=False)
+    load_bytes(forms["memory"], source="<warmup memory-infra>", warn=False)  # the dumps' counters, the samples
+    _load_memory_of(forms["memory"])
     return a, c
+
+
+def _load_memory_of(data: bytes) -> None:
+    """The memory-infra dumps of ``data`` (a trace's bytes, maybe gzip) as `io.load_memory` reads
+    them: opened whole, read-only (the kernels' one type for bytes), by the Chrome row's memory
+    reader."""
+    from .io.chrome_memdump import load_memory_dumps
+    from .io.containers import open_whole
+    from .io.limits import DEFAULT_LIMITS
+
+    whole, _ = open_whole(data, "<warmup memory-infra>", DEFAULT_LIMITS)
+    load_memory_dumps(memoryview(whole).toreadonly(), source="<warmup memory-infra>", warn=False)
 
 
 def _load_all(part: int = 0):

@@ -354,6 +354,7 @@ def load_memory(path, *, limits: Limits | None = None, **options):
         raise TraceFormatError(f"{path}: not a file")
     data, _, _ = _read_input(path, lim.max_bytes, in_place=False, as_bytes=True)
     data, _ = open_whole(data, path, lim)
+    data = _read_only(data)  # (the kernels' one type for bytes, as `load_bytes` gives them)
     fmt = detect(Head(data, whole=True, name=path), memory=True) or fallback(memory=True)
     return resolve(fmt.memory)(data, source=path, limits=lim, **options)
 
