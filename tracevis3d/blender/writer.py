@@ -27,6 +27,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
+from ..jobs import time_sliced
 from ..layout.spec import (HALO_KEY, CurveLayer, ImageLayer, InstanceLayer, MaterialSpec, SceneSpec, SectorLayer,
                            TubeLayer)
 from .compat import can_convert_to_pointcloud, is_points_object, make_points_data, use_nodes
@@ -666,13 +667,9 @@ def write_scene_steps(spec: SceneSpec, collection_name: str = "TraceVis3D", prog
 
 
 def _sliced(items, fn):
-    """``fn(item)`` for each item, a step boundary every `STEP_BUDGET` seconds."""
-    t0 = time.perf_counter()
-    for item in items:
-        fn(item)
-        if time.perf_counter() - t0 >= STEP_BUDGET:
-            yield
-            t0 = time.perf_counter()
+    """``fn(item)`` for each item, a step boundary every `STEP_BUDGET` seconds
+    (`jobs.time_sliced`)."""
+    yield from time_sliced(items, fn, STEP_BUDGET)
 
 
 def _tracked(gen, made):
