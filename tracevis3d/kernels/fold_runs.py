@@ -18,11 +18,7 @@ def sibling_runs32(func, start, end, parent, lane, max_gap):
     ``run_count`` int32: ``head[i]`` the first call of i's run; for heads, the end of the
     run's last call and its number of calls (0 elsewhere)."""
     n = func.shape[0]
-    head = np.empty(n, np.int32)
-    run_end = np.zeros(n, np.float64)
-    run_count = np.zeros(n, np.int32)
-    runs_into(head, run_end, run_count, np.full(n, -1, np.int32), func, start, end, parent, lane, max_gap)
-    return head, run_end, run_count
+    return runs_into(np.empty(n, np.int32), np.zeros(n, np.int32), func, start, end, parent, lane, max_gap)
 
 
 @njit(cache=True, nogil=True)

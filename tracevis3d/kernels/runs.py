@@ -20,20 +20,18 @@ def sibling_runs(func, start, end, parent, lane, max_gap):
     heads, the end of the run's last call and its number of calls (0 elsewhere).
     """
     n = func.shape[0]
-    head = np.empty(n, np.int64)
-    run_end = np.zeros(n, np.float64)
-    run_count = np.zeros(n, np.int64)
-    runs_into(head, run_end, run_count, np.full(n, -1, np.int64), func, start, end, parent, lane, max_gap)
-    return head, run_end, run_count
+    return runs_into(np.empty(n, np.int64), np.zeros(n, np.int64), func, start, end, parent, lane, max_gap)
 
 
 @njit(cache=True, nogil=True)
-def runs_into(head, run_end, run_count, last_child, func, start, end, parent, lane, max_gap):
-    """`sibling_runs` written into the caller's arrays (their dtypes: `sibling_runs`'
-    int64, `kernels.fold_runs.sibling_runs32`'s int32): ``run_end`` and ``run_count``
-    zeros, ``last_child`` -1 (scratch, one a call).  Call i continues the run of its
-    previous sibling j when func[i] == func[j] and start[i] - end[j] <= max_gap[lane[i]]."""
+def runs_into(head, run_count, func, start, end, parent, lane, max_gap):
+    """`sibling_runs` with the caller's ``head`` and ``run_count`` (zeros), whose dtype sets
+    the indices' (`sibling_runs`' int64, `kernels.fold_runs.sibling_runs32`'s int32): call i
+    continues the run of its previous sibling j when func[i] == func[j] and
+    start[i] - end[j] <= max_gap[lane[i]].  Returns ``(head, run_end, run_count)``."""
     n = func.shape[0]
+    run_end = np.zeros(n, np.float64)
+    last_child = np.full(n, -1, head.dtype)
     n_lanes = 0
     for i in range(n):
         if lane[i] + 1 > n_lanes:
@@ -54,6 +52,7 @@ def runs_into(head, run_end, run_count, last_child, func, start, end, parent, la
             last_child[p] = i
         else:
             last_root[lane[i]] = i
+    return head, run_end, run_count
 
 
 @njit(cache=True, nogil=True)
