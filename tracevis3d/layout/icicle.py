@@ -17,6 +17,10 @@ frame's content rectangle exactly (lens shift), next to the title and legend, wh
 a heads-up display in camera space (`layout.frame`, `layout.annotate`).  Calls narrower
 than ``cluster_px`` pixels are merged into lighter cluster boxes (`layout.geometry`,
 SyncTrace IV-B2).  The cushion profile (TraceDiff IV-B) is applied by the material.
+
+Over 600 lines: the icicle's pipeline (stages, frame, occupancy of the lanes, geometry and the
+composition of the figure), one topic; its parameters live in `params.icicle`, its measures in
+`icicle_measure`.
 """
 from __future__ import annotations
 
