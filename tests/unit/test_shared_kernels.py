@@ -86,3 +86,13 @@ def test_ring_quads_join_two_rings_side_by_side():
         want = [(10 + j, 10 + (j + 1) % sides, 10 + sides + (j + 1) % sides, 10 + sides + j) for j in range(sides)]
         assert [tuple(q) for q in quads[1:1 + sides]] == want
         assert list(tube) == [-1] + [7] * sides + [-1] and list(quads[0]) == [-1] * 4
+
+
+def test_grown_doubles_or_meets_the_need_and_keeps_the_front():
+    from tracevis3d.kernels.grow import grown
+
+    a = np.arange(5, dtype=np.int32)
+    assert grown(a, 5) is a
+    for need, size in ((6, 10), (11, 11), (40, 40)):
+        b = grown(a, need)
+        assert b.dtype == a.dtype and b.shape == (size,) and list(b[:5]) == list(a)

@@ -30,6 +30,8 @@ lane over the boxes sorted by x0 with the active boxes kept apart by kind: O(n l
 import numpy as np
 from numba import njit
 
+from .grow import grown
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _still_reaching(act, n_act, x1, xs):
@@ -53,9 +55,8 @@ def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
     act_mov = np.empty(n, np.int64)
     nf = 0
     nm = 0
-    cap = 16
-    pa = np.empty(cap, np.int64)
-    pb = np.empty(cap, np.int64)
+    pa = np.empty(16, np.int64)
+    pb = np.empty(16, np.int64)
     npairs = 0
     cur_lane = -1
     limit = 64
@@ -77,14 +78,8 @@ def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
             for t in range(m):
                 j = act_fixed[t] if pass_ == 0 else act_mov[t]
                 if x1[j] > xs and x1[i] > x0[j] and min(z1[i], z1[j]) > max(z0[i], z0[j]):
-                    if npairs == cap:
-                        cap *= 2
-                        na = np.empty(cap, np.int64)
-                        nb = np.empty(cap, np.int64)
-                        na[:npairs] = pa[:npairs]
-                        nb[:npairs] = pb[:npairs]
-                        pa = na
-                        pb = nb
+                    if npairs == pa.shape[0]:
+                        pa, pb = grown(pa, npairs + 1), grown(pb, npairs + 1)
                     pa[npairs] = j
                     pb[npairs] = i
                     npairs += 1

@@ -18,6 +18,7 @@ the members' durations added in index order (``np.bincount``'s sums).
 import numpy as np
 from numba import njit
 
+from .grow import grown
 from .overview_drawn import drawn_time
 
 
@@ -27,13 +28,6 @@ def _extent(k, every, pos, idx, whole, start, end, t0, t1):
     if every:
         return start[k], end[k], k
     return drawn_time(k, pos, idx, whole, start, end, t0, t1)
-
-
-@njit(cache=True, nogil=True)
-def _grown(a, n):
-    out = np.empty(max(2 * a.shape[0], n), a.dtype)
-    out[:a.shape[0]] = a
-    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -95,10 +89,10 @@ def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, leve
             j = nc
             nc += 1
             if not every and j >= c_lane.shape[0]:
-                c_lane, c_level, c_count, c_rep = (_grown(c_lane, nc), _grown(c_level, nc), _grown(c_count, nc),
-                                                   _grown(c_rep, nc))
-                c_start, c_end = _grown(c_start, nc), _grown(c_end, nc)
-                c_uniform = _grown(c_uniform, nc)
+                c_lane, c_level, c_count, c_rep = (grown(c_lane, nc), grown(c_level, nc), grown(c_count, nc),
+                                                   grown(c_rep, nc))
+                c_start, c_end = grown(c_start, nc), grown(c_end, nc)
+                c_uniform = grown(c_uniform, nc)
             c_lane[j] = cur_lane
             c_level[j] = d
             c_start[j] = s
