@@ -96,3 +96,13 @@ def test_grown_doubles_or_meets_the_need_and_keeps_the_front():
     for need, size in ((6, 10), (11, 11), (40, 40)):
         b = grown(a, need)
         assert b.dtype == a.dtype and b.shape == (size,) and list(b[:5]) == list(a)
+
+
+def test_room_for_is_the_greatest_value_plus_spare_or_the_least():
+    from tracevis3d.kernels.grow import room_for
+
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 50):
+        a = rng.integers(-3, 40, n).astype(np.int32)
+        for plus, least in ((0, 0), (1, 1), (2, 2), (3, 3)):
+            assert room_for(a, plus, least) == max([least] + [int(x) + plus for x in a])

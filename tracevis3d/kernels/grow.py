@@ -13,3 +13,15 @@ def grown(a, need):
     b = np.empty(max(2 * a.shape[0], need), a.dtype)
     b[:a.shape[0]] = a
     return b
+
+
+@njit(cache=True, nogil=True)
+def room_for(a, plus, least):
+    """max(least, max(a) + plus) (``least`` for an empty ``a``): the entries a table indexed
+    by ``a``'s values needs (``plus`` = 1: one a value; a stack as deep as the greatest
+    depth, with ``plus`` spare)."""
+    room = least
+    for i in range(a.shape[0]):
+        if a[i] + plus > room:
+            room = a[i] + plus
+    return room

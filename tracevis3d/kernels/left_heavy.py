@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .grow import room_for
+
 #: sibling groups up to this size are ordered by insertion sort (`children_heaviest_first`)
 _INSERTION_GROUP = 24
 
@@ -78,10 +80,7 @@ def left_heavy_calls(c_parent, c_depth, c_frame, total, self_weight, tie, base, 
     of `stacks.left_heavy_order`'s samples does.  O(n) plus the sibling sorts."""
     n = c_parent.shape[0]
     first, o = children_heaviest_first(c_parent, total, tie)
-    room = 2
-    for i in range(n):
-        if c_depth[i] + 2 > room:
-            room = c_depth[i] + 2
+    room = room_for(c_depth, 2, 2)
     st_node = np.empty(room, np.int64)
     st_next = np.empty(room, np.int64)
     st_call = np.empty(room, np.int64)

@@ -18,7 +18,7 @@ the members' durations added in index order (``np.bincount``'s sums).
 import numpy as np
 from numba import njit
 
-from .grow import grown
+from .grow import grown, room_for
 from .overview_drawn import drawn_time
 
 
@@ -52,10 +52,7 @@ def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, leve
     c_count = np.empty(cap, np.int32)
     c_rep = np.empty(cap, np.int32)
     c_uniform = np.empty(cap, np.bool_)
-    max_level = 0
-    for k in range(n):
-        if level[k] > max_level:
-            max_level = level[k]
+    max_level = room_for(level[:n], 0, 0)
     open_k = np.full(max_level + 1, -1, np.int64)
     nc = 0
     cur_lane = -1

@@ -8,6 +8,8 @@ per-thread depth-first pre-order (the `Trace` order).
 import numpy as np
 from numba import njit
 
+from .grow import room_for
+
 
 @njit(cache=True, nogil=True)
 def sibling_runs(func, start, end, parent, lane, max_gap):
@@ -32,11 +34,7 @@ def runs_into(head, run_count, func, start, end, parent, lane, max_gap):
     n = func.shape[0]
     run_end = np.zeros(n, np.float64)
     last_child = np.full(n, -1, head.dtype)
-    n_lanes = 0
-    for i in range(n):
-        if lane[i] + 1 > n_lanes:
-            n_lanes = lane[i] + 1
-    last_root = np.full(max(n_lanes, 1), -1, np.int64)
+    last_root = np.full(room_for(lane, 1, 1), -1, np.int64)
     for i in range(n):
         p = parent[i]
         j = last_child[p] if p >= 0 else last_root[lane[i]]

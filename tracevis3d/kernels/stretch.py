@@ -15,6 +15,8 @@ loses none of the candidates it holds.
 import numpy as np
 from numba import njit
 
+from .grow import room_for
+
 
 @njit(cache=True, nogil=True)
 def best_stretch(lane, start, end, func, ok, span):
@@ -29,10 +31,7 @@ def best_stretch(lane, start, end, func, ok, span):
     not start left of the stretch by then: it never will be inside again) and leaves when
     the left edge passes its start; a count per function keeps the distinct ones."""
     n = start.shape[0]
-    n_funcs = 1
-    for j in range(n):
-        if func[j] + 1 > n_funcs:
-            n_funcs = func[j] + 1
+    n_funcs = room_for(func, 1, 1)
     count = np.zeros(n_funcs, np.int64)
     entered = np.zeros(n, np.bool_)
     best, best_i = 0, -1

@@ -21,6 +21,8 @@ release (`_pay_release`) or list entry (`_appended`), never once per call.
 import numpy as np
 from numba import njit
 
+from .grow import room_for
+
 KIND_OTHER = 0
 KIND_WAIT = 1
 KIND_RELEASE = 2
@@ -520,11 +522,7 @@ def perturb_apply(func, start, end, parent, depth, end_index, thread_lo, thread_
     inserted_root = np.zeros(m, np.bool_)
     wrap_donor = np.empty(m if m < 1024 else 1024, np.int32)
     n_wrap = 0
-    maxd = 0
-    for i in range(depth.shape[0]):
-        if depth[i] > maxd:
-            maxd = depth[i]
-    cap = maxd + 3
+    cap = room_for(depth, 3, 3)
     f_orig = np.empty(cap, np.int64)    # original call of the frame (-1: thread level)
     f_out = np.empty(cap, np.int64)
     f_nxt = np.empty(cap, np.int64)
