@@ -144,6 +144,22 @@ per pair, the overview sample's layers disjoint; best of 3, alternated):
 5.44 s: the machine was slower then.  10^7, one run of the new tree, ``--only-new``: 52.2 s, join 35.4 s, peak RSS 4.76 GB,
 against stop 65's 56.5 s and 4.8 GB.)
 
+Measured for issue 79 (2026-11-29, base = 42383e0; the deferred overview made beside the kept
+pairs, `compare_join.OVERVIEW_APART_CALLS`, its parts on the walk's threads; alternated; a busy
+machine, load 4-6 from other work, so the walls are 3x a quiet one's and the gain a quiet
+machine's idle core would give is not visible; medians of 5 at 10^6, one run each at 10^7):
+
+    | pair                                   | old wall s | new wall s | CPU old / new s | peak MB old / new |
+    |----------------------------------------|------------|------------|-----------------|-------------------|
+    | synthetic 10^6 against its perturbed   | 10.58      | 11.31      | 6.81 / 6.97     | 689 / 705         |
+    | synthetic 10^7 against its perturbed   | 128.44     | 120.12     | 84.91 / 81.01   | 3879 / 3965       |
+
+(Where the CPU goes at 10^6, perf with a map of numba's entry points, one run, CPU s: the
+fused join's walk 4.0 (counting 1.9, window pass 1.05, row readouts 0.75, overview sample
+0.27), the deferred overview 0.6, the plan and its estimate sample 0.3, top-k 0.3, classes
+0.28, union, groups and fields 0.24, faults and zeroing 0.2.  The walk alone is ~2 s on two
+cores: issue 79's 2 s needs it about halved.)
+
 Each tree runs in its own fresh process per repeat (PYTHONPATH = that tree, its own numba cache,
 filled first by small warm-up compares, kept and not kept, that are not timed); the runs of the two trees alternate
 (old, new, old, new, ...) so both see the same load on this shared machine, and each reports its
