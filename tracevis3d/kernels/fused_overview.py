@@ -102,14 +102,16 @@ def _waves(bounds, ptr_b, wave_bytes):
 
 
 def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc, pool, n_workers, tau,
-                      wave_bytes=None, parallel_binning=True):
+                      wave_bytes=None):
     """The bars (bars_a, delta_a, bars_b, delta_b) of the walkers' record (``outs``: their
     `setjoin_fused._fused_part` results), as `overview_record.deferred_overview` then
     `overview_rows.overview_rows_finish` make them (the module docstring), with B's
     difference array resident one wave (``wave_bytes``, default `OVERVIEW_WAVE_BYTES`) at a
-    time.  ``parallel_binning`` False: each wave's rows binned on the calling thread
-    (`bin_rows_serial`), so that no parallel kernel runs (the parts on ``pool``, plain
-    threads); the same bars, bit for bit.  Returns (the bars, the parts' seconds)."""
+    time.  ``pool`` None: every part and every wave's binning on the calling thread, no
+    parallel kernel (`bin_rows_serial`; the same bars, bit for bit).  Returns (the bars, the
+    parts' seconds)."""
+    if pool is None:
+        n_workers = 1
     wave_bytes = OVERVIEW_WAVE_BYTES if wave_bytes is None else wave_bytes
     rows = np.concatenate([o[8] for o in outs])
     count = np.concatenate([o[9] for o in outs])
@@ -147,9 +149,9 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
         seconds[j] = time.perf_counter() - t
 
     acc = np.zeros((BIN_CHUNKS, int(n_bins), 4))
-    binned = bin_rows if parallel_binning else bin_rows_serial
+    binned = bin_rows if pool is not None else bin_rows_serial
     for j0, j1 in _waves(bounds, ptr_b, wave_bytes):
-        list(pool.map(run, range(j0, j1)))
+        list((pool.map if pool is not None else map)(run, range(j0, j1)))
         q_lo, q_hi = int(bounds[j0]), int(bounds[j1])
         binned(diff_b, ptr_b, time_b, 0.0, float(span_b), int(n_bins), q_lo, q_hi, acc)
         release_range(mapping, (ptr_b[q_lo] + q_lo) * 40, (ptr_b[q_hi] + q_hi) * 40)

@@ -535,18 +535,15 @@ def fused_join_bytes(height, n_rows_b, n_calls_a, n_calls_b, max_calls_a, k, ove
     return int(max(walk, after))
 
 
-def _overview_apart(constants, record, ptr_a, ptr_b, span_b, n_bins, inv_theta, tau, stats, n_workers):
+def _overview_apart(constants, record, ptr_a, ptr_b, span_b, n_bins, inv_theta, tau, stats):
     """`jaccard_join_tree_fused`'s deferred overview on a thread of its own (its ``overview_apart``):
-    the per-call constants (``constants()``) then `overview_in_waves` of the walkers' ``record``,
-    its parts on ``n_workers`` plain threads, its binning on that thread (no parallel kernel
-    beside the caller's).  Returns the Future of the bars; ``stats`` gets ``overview_s`` (the
-    thread's seconds) and ``overview_part_s`` when it is done."""
+    the per-call constants (``constants()``) then `overview_in_waves` of the walkers' ``record``
+    with no pool.  Returns the Future of the bars; ``stats`` gets ``overview_s`` (the thread's
+    seconds) and ``overview_part_s`` when it is done."""
     def later():
         t = time.perf_counter()
         oc = constants()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=n_workers) as parts:
-            bars, view_s = overview_in_waves(record, ptr_a, ptr_b, oc[5], span_b, n_bins, inv_theta, oc, parts,
-                                             n_workers, tau, parallel_binning=False)
+        bars, view_s = overview_in_waves(record, ptr_a, ptr_b, oc[5], span_b, n_bins, inv_theta, oc, None, 1, tau)
         record.clear()
         if stats is not None:
             stats.update(overview_s=time.perf_counter() - t, overview_part_s=view_s)
@@ -590,9 +587,9 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     which records its matches without reading them.  ``call_times``: with ``time_a`` / ``time_b``
     None, called (no arguments) for them when they are first read: after the walk on that way
     (the walk does not read them), before it on the dealt way.  ``overview_apart`` (the shared
-    way only): the deferred overview runs on a thread of its own (its parts on as many plain
-    threads as the walk's, its binning on that thread: no parallel kernel beside the caller's,
-    `fused_overview.overview_in_waves`), while this function finishes and its caller goes on; ``overview`` is then a
+    way only): the deferred overview runs on a thread of its own, its parts and waves one after
+    another there (`fused_overview.overview_in_waves` without a pool: no parallel kernel beside
+    the caller's), while this function finishes and its caller goes on; ``overview`` is then a
     `concurrent.futures.Future` of the bars (the same bars), and ``stats`` receives the
     overview's seconds when it is done."""
     t0 = time.perf_counter()
@@ -710,7 +707,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
                 times[:] = call_times()        # on the caller's thread (its laps)
             record = [(None,) * 8 + tuple(o[8:]) for o in outs]     # (`overview_in_waves` reads o[8:13])
             overview = _overview_apart(overview_constants, record, ptr_a, ptr_b, span_b, int(n_bins), inv_theta,
-                                       tau, stats, n_workers)
+                                       tau, stats)
             del record
             view_s = []
         elif defer:   # B's difference array a wave of B's rows at a time (`fused_overview`)
