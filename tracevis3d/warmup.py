@@ -347,15 +347,8 @@ def _compare(a, b):
     that one also past an overview budget (its sample drawn by rows' keys, `overview_rows.row_key`)."""
     from .analysis.comparison import compare_traces
 
-    import numpy as np
-
-    from .kernels.fused_overview import BIN_CHUNKS, bin_rows
-
     compare_traces(a, b, keep_class_pairs=False)
     compare_traces(a, b, keep_class_pairs=False, overview_budget=1)
-    # the overview's binning on the walkers' pool: only pairs past `compare_join.OVERVIEW_APART_CALLS`
-    # calls take it (the others make their overview on a thread of their own, `bin_rows_serial`)
-    bin_rows(np.zeros((2, 5)), np.zeros(2, np.int64), np.zeros(1), 0.0, 1.0, 1, 0, 1, np.zeros((BIN_CHUNKS, 1, 4)))
     return compare_traces(a, b)
 
 
