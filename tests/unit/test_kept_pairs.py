@@ -169,9 +169,9 @@ def test_pair_records_in_a_file_equal_those_in_memory(monkeypatch):
 
 
 def test_bin_rows_over_ascending_ranges_is_bin_raw_bit_for_bit():
-    """`fused_overview.bin_rows` (and its one-thread twin `bin_rows_serial`) over B's rows cut into
-    ranges (binned in ascending order) then `chunks_added` gives `overview.bin_raw`'s sums exactly."""
-    from tracevis3d.kernels.fused_overview import BIN_CHUNKS, bin_rows, bin_rows_serial, chunks_added
+    """`fused_overview.bin_rows` over B's rows cut into ranges (binned in ascending order) then
+    `chunks_added` gives `overview.bin_raw`'s sums exactly."""
+    from tracevis3d.kernels.fused_overview import BIN_CHUNKS, bin_rows, chunks_added
     from tracevis3d.kernels.overview import bin_raw
 
     rng = np.random.default_rng(5)
@@ -181,11 +181,10 @@ def test_bin_rows_over_ascending_ranges_is_bin_raw_bit_for_bit():
     diff = rng.standard_normal((ptr[-1] + n_rows, 5))
     want = bin_raw(diff, ptr, time, 0.0, 1e4, 37)
     for cuts in ([0, n_rows], [0, 1, 64, 65, 200, n_rows], list(range(0, n_rows + 1, 7)) + [n_rows]):
-        for binned in (bin_rows, bin_rows_serial):
-            acc = np.zeros((BIN_CHUNKS, 37, 4))
-            for lo, hi in zip(cuts[:-1], cuts[1:]):
-                binned(diff, ptr, time, 0.0, 1e4, 37, lo, hi, acc)
-            assert chunks_added(acc).tobytes() == want.tobytes(), binned
+        acc = np.zeros((BIN_CHUNKS, 37, 4))
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            bin_rows(diff, ptr, time, 0.0, 1e4, 37, lo, hi, acc)
+        assert chunks_added(acc).tobytes() == want.tobytes()
 
 
 def test_overview_in_one_part_waves_equals_one_wave(monkeypatch):
@@ -202,22 +201,3 @@ def test_overview_in_one_part_waves_equals_one_wave(monkeypatch):
     for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b"):
         assert getattr(one, name).tobytes() == getattr(many, name).tobytes(), name
     assert one.overview_a.sum() > 0 and one.overview_b.sum() > 0
-
-
-def test_overview_apart_equals_the_overview_after_the_join(monkeypatch):
-    """The deferred overview made on a thread of its own beside the kept pairs
-    (`compare_join.OVERVIEW_APART_CALLS`), or after the join on the walkers' pool: the same
-    bars, bit for bit, and every other result the same."""
-    from tracevis3d.analysis import compare_join
-
-    a = tracevis3d.synthetic(6000, threads=2, seed=9)
-    b = tracevis3d.perturb(a, seed=2)
-    apart = tracevis3d.compare(a, b, keep_class_pairs=False, overview_budget=1000)
-    assert apart.params["join"]["overview_theta"] > 1.0 and "overview_wait" in apart.params["timings"]
-    assert apart.params["join"]["overview_s"] > 0.0          # reported by the overview's thread
-    monkeypatch.setattr(compare_join, "OVERVIEW_APART_CALLS", 0)
-    after = tracevis3d.compare(a, b, keep_class_pairs=False, overview_budget=1000)
-    for name in ("overview_a", "overview_b", "overview_delta_a", "overview_delta_b", "pairs", "groups",
-                 "partner_calls_a", "partner_calls_b"):
-        assert getattr(apart, name).tobytes() == getattr(after, name).tobytes(), name
-    assert apart.overview_a.sum() > 0 and apart.n_pairs_total == after.n_pairs_total

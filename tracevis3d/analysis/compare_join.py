@@ -38,7 +38,7 @@ class ClassPairResults:
     """What `join_class_pairs` returns: ``n_pairs_total`` (call pairs), ``n_class_pairs``,
     ``tiers`` = (tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b) (`setjoin_tiers.TierStream.finish`),
     ``partners_row`` / ``partners_col`` (per class row of A / B), ``overview`` = (bars_a, delta_a,
-    bars_b, delta_b) or the Future of them (`bars_of` reads either), ``kept`` = (ptr, row_b, overlap, class rows of A in CSR order) or None,
+    bars_b, delta_b), ``kept`` = (ptr, row_b, overlap, class rows of A in CSR order) or None,
     ``stats`` (the join's) and ``way`` ("fused" or "streamed")."""
     n_pairs_total: int
     n_class_pairs: int
@@ -85,9 +85,6 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
             # budget, about the budget past it); the plan (its membership rows too) is resident
             record = 0 if overview_budget is None else 2 * RECORD_BYTES * min(est, 2.0 * overview_budget)
             check_memory(0, join_bytes + int(record))
-            # the overview after the walk beside the caller's next stages (the kept pairs) where
-            # its per-call constants and B's wave (`fused_join_bytes`' "after") are small
-            apart = overview_budget is not None and int(calls_ptr_a[-1]) + int(calls_ptr_b[-1]) <= OVERVIEW_APART_CALLS
             stats: dict = {"estimate": float(est)}
             theta = overview_theta(est, overview_budget)
             if theta > 1.0:
@@ -96,35 +93,19 @@ def join_class_pairs(class_ptr, class_items, n_functions, rows_a, rows_b, row_of
                                           calls_ptr_b, time_b, span_a, span_b, int(n_bins), tol_a, tol_b, tau,
                                           stats=stats, overview_theta=theta,
                                           share_items=overview_budget is not None, drop_plan=True,
-                                          call_times=call_times, overview_apart=apart)
+                                          call_times=call_times)
             stats.update(overview_theta=theta, overview_pairs=got["overview_pairs"])
             lap("join")
             if keep_class_pairs is False or got["class_pairs"] > keep_auto:
                 return ClassPairResults(got["call_pairs"], got["class_pairs"], got["tiers"], got["partners_row"],
                                         got["partners_col"], got["overview"], None, stats, "fused")
             # few enough to keep after all (the estimate was high): the streamed way keeps them
-            # (the fused way's overview, when apart, waited for and dropped)
-            bars_of(got["overview"])
         del plan
     if time_a is None:
         time_a, time_b = call_times()
     return _streamed(class_ptr, class_items, n_functions, rows_a, rows_b, row_of_a, end_index_a, size_a, size_b,
                      count_a, count_b, calls_ptr_a, time_a, calls_ptr_b, time_b, span_a, span_b, n_bins, tol_a,
                      tol_b, tau, top_k, join, keep_class_pairs, wave_pairs, keep_auto, check_memory, lap)
-
-
-#: calls of A + B up to which the fused way's deferred overview runs on a thread of its own beside
-#: the comparison's kept pairs (`setjoin_fused.jaccard_join_tree_fused`'s ``overview_apart``):
-#: its per-call constants (20 bytes a call) and one wave of B's difference array are then held
-#: with the kept pairs' arrays (about 0.8 GB more at 2·10^7 calls); past it, after the join
-#: and on both threads, as before
-OVERVIEW_APART_CALLS = 1 << 25
-
-
-def bars_of(overview) -> tuple:
-    """The overview bars of `ClassPairResults.overview`: the tuple, or the result of its Future
-    (the fused way's overview made apart, `OVERVIEW_APART_CALLS`)."""
-    return overview.result() if hasattr(overview, "result") else overview
 
 
 def overview_theta(estimated_pairs: float, budget) -> float:

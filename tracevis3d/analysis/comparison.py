@@ -31,8 +31,7 @@ from ..kernels.kept_pairs import calls_by_class_time, fill_pair_fields, picks_by
 from ..kernels.repetition import sibling_repetitions
 from ..kernels.setjoin import overlaps_to_similarity
 from ..kernels.setjoin_tree import WAVE_PAIRS  # noqa: F401  (the default wave, named here for callers)
-from .compare_join import (FILTER_JOIN_BYTES_PER_CLASS_PAIR, WAVE_BYTES_PER_CLASS_PAIR,  # noqa: F401
-                           bars_of, join_class_pairs)
+from .compare_join import FILTER_JOIN_BYTES_PER_CLASS_PAIR, WAVE_BYTES_PER_CLASS_PAIR, join_class_pairs  # noqa: F401
 
 __all__ = ["Comparison", "compare_traces", "CLASS_PAIR_DTYPE", "PAIR_DTYPE", "GROUP_DTYPE",
            "REPETITION_DTYPE", "CALL_DTYPE", "MATCH_DTYPE", "to_dicts"]
@@ -985,7 +984,7 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     partner_calls_b = np.zeros(class_ptr.shape[0] - 1, np.int64)
     partner_calls_a[rows_a] = got.partners_row
     partner_calls_b[rows_b] = got.partners_col
-    overview = got.overview              # (the fused way's: maybe still being made, beside the kept pairs)
+    ov_a, dl_a, ov_b, dl_b = got.overview
     if got.kept is not None:
         ptr_a, part_a, inter_a, class_rows_a_out = got.kept
     else:
@@ -1001,9 +1000,6 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     row_of.clear()
     del by_a, by_b, time_a_by_class, time_b_by_class
     pairs, groups, pairs_in_file = _kept_pairs(sides, int(top_k), lap)
-    ov_a, dl_a, ov_b, dl_b = bars_of(overview)
-    del overview
-    lap("overview_wait")
 
     reps = reps_done.result()
     lap("repetitions")

@@ -34,27 +34,6 @@ OVERVIEW_WAVE_BYTES = 512 << 20
 BIN_CHUNKS = 64
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _bin_chunk(ch, diff, ptr, time, t0, width, n_bins, q_lo, q_hi, acc):
-    """`bin_rows`' rows of chunk ``ch`` (r ≡ ch mod `BIN_CHUNKS`, ascending) into ``acc[ch]``."""
-    r = q_lo + (ch - q_lo) % BIN_CHUNKS
-    while r < q_hi:
-        r0 = r1 = r2 = r3 = r4 = 0.0
-        for i in range(ptr[r], ptr[r + 1]):
-            r0 += diff[i + r, 0]
-            r1 += diff[i + r, 1]
-            r2 += diff[i + r, 2]
-            r3 += diff[i + r, 3]
-            r4 += diff[i + r, 4]
-            t = time[i]
-            b = bin_of(t, t0, width, n_bins)
-            acc[ch, b, 0] += r0
-            acc[ch, b, 1] += r1
-            acc[ch, b, 2] += r2
-            acc[ch, b, 3] += t * r3 + r4
-        r += BIN_CHUNKS
-
-
 @njit(cache=True, parallel=True, nogil=True)
 def bin_rows(diff, ptr, time, t0, span, n_bins, q_lo, q_hi, acc):
     """`overview.bin_raw` of B's rows [q_lo, q_hi) only, into its chunk accumulators ``acc``
@@ -64,17 +43,22 @@ def bin_rows(diff, ptr, time, t0, span, n_bins, q_lo, q_hi, acc):
     each chunk's rows in `_bin_raw`'s order (its sums, bit for bit)."""
     width = span / n_bins
     for ch in prange(BIN_CHUNKS):
-        _bin_chunk(ch, diff, ptr, time, t0, width, n_bins, q_lo, q_hi, acc)
-
-
-@njit(cache=True, nogil=True)
-def bin_rows_serial(diff, ptr, time, t0, span, n_bins, q_lo, q_hi, acc):
-    """`bin_rows` on the calling thread alone (the same sums: each chunk its own accumulator):
-    for a thread that runs beside another one's parallel kernels (numba's workqueue threading
-    layer, where OpenMP and TBB are missing, aborts on two launches at once)."""
-    width = span / n_bins
-    for ch in range(BIN_CHUNKS):
-        _bin_chunk(ch, diff, ptr, time, t0, width, n_bins, q_lo, q_hi, acc)
+        r = q_lo + (ch - q_lo) % BIN_CHUNKS
+        while r < q_hi:
+            r0 = r1 = r2 = r3 = r4 = 0.0
+            for i in range(ptr[r], ptr[r + 1]):
+                r0 += diff[i + r, 0]
+                r1 += diff[i + r, 1]
+                r2 += diff[i + r, 2]
+                r3 += diff[i + r, 3]
+                r4 += diff[i + r, 4]
+                t = time[i]
+                b = bin_of(t, t0, width, n_bins)
+                acc[ch, b, 0] += r0
+                acc[ch, b, 1] += r1
+                acc[ch, b, 2] += r2
+                acc[ch, b, 3] += t * r3 + r4
+            r += BIN_CHUNKS
 
 
 @njit(cache=True, nogil=True)
@@ -107,11 +91,7 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
     `setjoin_fused._fused_part` results), as `overview_record.deferred_overview` then
     `overview_rows.overview_rows_finish` make them (the module docstring), with B's
     difference array resident one wave (``wave_bytes``, default `OVERVIEW_WAVE_BYTES`) at a
-    time.  ``pool`` None: every part and every wave's binning on the calling thread, no
-    parallel kernel (`bin_rows_serial`; the same bars, bit for bit).  Returns (the bars, the
-    parts' seconds)."""
-    if pool is None:
-        n_workers = 1
+    time.  Returns (the bars, the parts' seconds)."""
     wave_bytes = OVERVIEW_WAVE_BYTES if wave_bytes is None else wave_bytes
     rows = np.concatenate([o[8] for o in outs])
     count = np.concatenate([o[9] for o in outs])
@@ -149,11 +129,10 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
         seconds[j] = time.perf_counter() - t
 
     acc = np.zeros((BIN_CHUNKS, int(n_bins), 4))
-    binned = bin_rows if pool is not None else bin_rows_serial
     for j0, j1 in _waves(bounds, ptr_b, wave_bytes):
-        list((pool.map if pool is not None else map)(run, range(j0, j1)))
+        list(pool.map(run, range(j0, j1)))
         q_lo, q_hi = int(bounds[j0]), int(bounds[j1])
-        binned(diff_b, ptr_b, time_b, 0.0, float(span_b), int(n_bins), q_lo, q_hi, acc)
+        bin_rows(diff_b, ptr_b, time_b, 0.0, float(span_b), int(n_bins), q_lo, q_hi, acc)
         release_range(mapping, (ptr_b[q_lo] + q_lo) * 40, (ptr_b[q_hi] + q_hi) * 40)
     # `overview_rows.overview_rows_finish`'s sums, in its order
     acc_a = np.zeros((n_bins, 4))

@@ -535,30 +535,9 @@ def fused_join_bytes(height, n_rows_b, n_calls_a, n_calls_b, max_calls_a, k, ove
     return int(max(walk, after))
 
 
-def _overview_apart(constants, record, ptr_a, ptr_b, span_b, n_bins, inv_theta, tau, stats):
-    """`jaccard_join_tree_fused`'s deferred overview on a thread of its own (its ``overview_apart``):
-    the per-call constants (``constants()``) then `overview_in_waves` of the walkers' ``record``
-    with no pool.  Returns the Future of the bars; ``stats`` gets ``overview_s`` (the thread's
-    seconds) and ``overview_part_s`` when it is done."""
-    def later():
-        t = time.perf_counter()
-        oc = constants()
-        bars, view_s = overview_in_waves(record, ptr_a, ptr_b, oc[5], span_b, n_bins, inv_theta, oc, None, 1, tau)
-        record.clear()
-        if stats is not None:
-            stats.update(overview_s=time.perf_counter() - t, overview_part_s=view_s)
-        return bars
-    one = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    try:
-        return one.submit(later)
-    finally:
-        one.shutdown(wait=False)
-
-
 def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, time_a, ptr_b, time_b, span_a,
                             span_b, n_bins, tol_a, tol_b, tau, n_parts=FUSED_PARTS, n_threads=None, stats=None,
-                            overview_theta=1.0, share_items=None, drop_plan=False, call_times=None,
-                            overview_apart=False):
+                            overview_theta=1.0, share_items=None, drop_plan=False, call_times=None):
     """The class pairs of the tree join (`setjoin_tree.join_plan`: rows = A's classes,
     ``size_a``/``count_a`` their |Γ| and calls; B's likewise, numbered as the plan's B rows)
     consumed as they are read, never stored (see the module docstring).  Returns a dict:
@@ -586,12 +565,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     (`overview_rows.overview_row_constants`, 20 bytes a call) are made only after the walk,
     which records its matches without reading them.  ``call_times``: with ``time_a`` / ``time_b``
     None, called (no arguments) for them when they are first read: after the walk on that way
-    (the walk does not read them), before it on the dealt way.  ``overview_apart`` (the shared
-    way only): the deferred overview runs on a thread of its own, its parts and waves one after
-    another there (`fused_overview.overview_in_waves` without a pool: no parallel kernel beside
-    the caller's), while this function finishes and its caller goes on; ``overview`` is then a
-    `concurrent.futures.Future` of the bars (the same bars), and ``stats`` receives the
-    overview's seconds when it is done."""
+    (the walk does not read them), before it on the dealt way."""
     t0 = time.perf_counter()
     p = plan
     na, nb = p["na"], p["nb"]
@@ -702,15 +676,7 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
             plan.clear()
             del p
         t1 = time.perf_counter()
-        if defer and overview_apart:
-            if times[0] is None:
-                times[:] = call_times()        # on the caller's thread (its laps)
-            record = [(None,) * 8 + tuple(o[8:]) for o in outs]     # (`overview_in_waves` reads o[8:13])
-            overview = _overview_apart(overview_constants, record, ptr_a, ptr_b, span_b, int(n_bins), inv_theta,
-                                       tau, stats)
-            del record
-            view_s = []
-        elif defer:   # B's difference array a wave of B's rows at a time (`fused_overview`)
+        if defer:   # B's difference array a wave of B's rows at a time (`fused_overview`)
             oc = overview_constants()
             overview, view_s = overview_in_waves(outs, ptr_a, ptr_b, oc[5], span_b, int(n_bins), inv_theta, oc,
                                                  pool, n_workers, tau)
@@ -737,10 +703,8 @@ def jaccard_join_tree_fused(plan, size_a, size_b, count_a, count_b, k, ptr_a, ti
     partners_col[b_by_size] = hits + np.sum([cs_[7].astype(np.int64) for cs_, _ in states], axis=0)
     calls = np.sum([cs_[9] for cs_, _ in states], axis=0)
     if stats is not None:
-        stats.update(walk_s=t1 - t0, prepare_s=t_walk - t0, finish_s=time.perf_counter() - t2,
-                     parts=len(walks), shared=defer, part_items=items, part_s=seconds,
+        stats.update(walk_s=t1 - t0, prepare_s=t_walk - t0, overview_s=t2 - t1, finish_s=time.perf_counter() - t2,
+                     parts=len(walks), shared=defer, part_items=items, part_s=seconds, overview_part_s=view_s,
                      part_cost=[float(cost[sel].sum()) for sel in parts] if not defer else [])
-        if not (defer and overview_apart):
-            stats.update(overview_s=t2 - t1, overview_part_s=view_s)
     return dict(class_pairs=int(hits.sum()), call_pairs=int(calls[0]), tiers=tiers, partners_row=partners_row,
                 partners_col=partners_col, overview=overview, overview_pairs=int(calls[2]))
