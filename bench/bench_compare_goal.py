@@ -144,16 +144,18 @@ per pair, the overview sample's layers disjoint; best of 3, alternated):
 5.44 s: the machine was slower then.  10^7, one run of the new tree, ``--only-new``: 52.2 s, join 35.4 s, peak RSS 4.76 GB,
 against stop 65's 56.5 s and 4.8 GB.)
 
-Measured for issue 79 (2026-11-29, base = 42383e0; the deferred overview made beside the kept
-pairs, `compare_join.OVERVIEW_APART_CALLS`, its parts on the walk's threads; alternated; a busy
-machine, load 4-6 from other work, so the walls are 3x a quiet one's and the gain a quiet
-machine's idle core would give is not visible; medians of 5 at 10^6, one run each at 10^7):
+Tried for issue 79 and reverted (2026-11-29, base = 42383e0): the deferred overview made on a
+thread of its own beside the kept pairs, its parts on the walk's threads.  On a busy machine
+(load 4-6, medians of 5 at 10^6, one run each at 10^7; walls 3x a quiet one's):
 
     | pair                                   | old wall s | new wall s | CPU old / new s | peak MB old / new |
     |----------------------------------------|------------|------------|-----------------|-------------------|
     | synthetic 10^6 against its perturbed   | 10.58      | 11.31      | 6.81 / 6.97     | 689 / 705         |
     | synthetic 10^7 against its perturbed   | 128.44     | 120.12     | 84.91 / 81.01   | 3879 / 3965       |
 
+On the machine at load 1.5-1.9 (best of 5, alternated, twice): wall 3.25 and 3.26 s against 3.27
+and 3.19 s, CPU 6.25 against 6.08 s, peak 765 against 654 MB: no gain on two cores, where the
+kept pairs' serial part leaves less idle time than the overview needs, for more CPU and memory.
 (Where the CPU goes at 10^6, perf with a map of numba's entry points, one run, CPU s: the
 fused join's walk 4.0 (counting 1.9, window pass 1.05, row readouts 0.75, overview sample
 0.27), the deferred overview 0.6, the plan and its estimate sample 0.3, top-k 0.3, classes
