@@ -3,26 +3,19 @@ item 3): py-spy samples a JSON-heavy program 100+ levels deep that ``memray run`
 process, two recorders that share no profile hook: VizTracer's and memray's would), and the
 figure draws render-icicle's icicle of the calls above the bands on one time axis.  Measured on
 the layout through its camera and on the rendered PNG."""
-import os
-import shutil
-import sys
 
 import numpy as np
 import pytest
 
-from memray_captures import memray_available, recorded_memory_and_calls
+from memray_captures import committed_memory_and_calls, memray_available
 
-SPY = shutil.which("py-spy", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-pytestmark = [pytest.mark.blender,
-              pytest.mark.skipif(not memray_available() or not SPY, reason="needs memray and py-spy")]
+pytestmark = [pytest.mark.blender, pytest.mark.skipif(not memray_available(), reason="needs memray")]
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    try:
-        return recorded_memory_and_calls(tmp_path_factory, SPY)
-    except RuntimeError as e:
-        pytest.skip(str(e))
+def run():
+    """The committed run (`memray_captures.COMMITTED_MEMORY_AND_CALLS`), not one recorded here."""
+    return committed_memory_and_calls()
 
 
 def _png(path):

@@ -3,26 +3,20 @@ the bands (issue 71; `params.memory.CALLS_ICICLE`, render-icicle's declarations)
 real command line, an option changes the icicle part of the memory figure as it changes
 render-icicle's figure of the same calls and window (legends, names of calls), and a bad value
 gets render-icicle's one-line error.  The run: py-spy samples a deep JSON program that
-``memray run`` runs (`memray_captures.recorded_memory_and_calls`: once a session)."""
+``memray run`` runs, recorded once and committed (`memray_captures.COMMITTED_MEMORY_AND_CALLS`)."""
 import os
-import shutil
-import sys
 
 import pytest
 
-from memray_captures import memray_available, recorded_memory_and_calls
+from memray_captures import committed_memory_and_calls, memray_available
 
-SPY = shutil.which("py-spy", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-pytestmark = [pytest.mark.blender,
-              pytest.mark.skipif(not memray_available() or not SPY, reason="needs memray and py-spy")]
+pytestmark = [pytest.mark.blender, pytest.mark.skipif(not memray_available(), reason="needs memray")]
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    try:
-        return recorded_memory_and_calls(tmp_path_factory, SPY)
-    except RuntimeError as e:
-        pytest.skip(str(e))
+def run():
+    """The committed run (`memray_captures.COMMITTED_MEMORY_AND_CALLS`), not one recorded here."""
+    return committed_memory_and_calls()
 
 
 def _figures(run, tmp_path, *options):

@@ -213,3 +213,16 @@ def recorded_memory_and_calls(tmp_path_factory, spy: str) -> tuple:
         for path in (capture, calls):
             path.unlink(missing_ok=True)  # not left for a later caller to take as a recording
         raise
+
+
+#: `record_memory_and_calls`' pair, recorded once on a quiet machine and committed (issue 80: a
+#: figure test reads a committed recording; py-spy's samples of a run made during a test on a
+#: busy machine left `deep_json.round_trip` unnamed in the figure): memray's capture and
+#: py-spy's Chrome trace of the same run of `DEEP_JSON_PROGRAM`, both gzipped
+COMMITTED_MEMORY_AND_CALLS = ("memory_calls_run.bin.gz", "memory_calls_calls.json.gz")
+
+
+def committed_memory_and_calls() -> tuple:
+    """(capture, calls) paths of `COMMITTED_MEMORY_AND_CALLS` in tests/data/recorded."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "recorded")
+    return tuple(os.path.join(folder, name) for name in COMMITTED_MEMORY_AND_CALLS)
