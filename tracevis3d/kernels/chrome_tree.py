@@ -18,7 +18,7 @@ import threading
 import numpy as np
 from numba import njit
 
-from .tree import group_by_key
+from .tree import common_depth, group_by_key, open_depth
 
 W_E_MISMATCH = 0
 W_E_UNMATCHED = 1
@@ -523,10 +523,7 @@ def expand_samples(s_thread, s_ts, s_frame, f_parent, f_depth, max_calls):
     c_start = np.empty(cap, np.float64)
     c_end = np.empty(cap, np.float64)
     c_thread = np.empty(cap, np.int64)
-    maxd = 1
-    for f in range(f_depth.shape[0]):
-        if f_depth[f] + 2 > maxd:
-            maxd = f_depth[f] + 2
+    maxd = open_depth(f_depth)
     open_frame = np.empty(maxd, np.int64)
     open_call = np.empty(maxd, np.int64)
     path = np.empty(maxd, np.int64)
@@ -545,15 +542,7 @@ def expand_samples(s_thread, s_ts, s_frame, f_parent, f_depth, max_calls):
         f = s_frame[k]
         common = 0
         if f >= 0:
-            x = f
-            dx = f_depth[f]
-            while dx > sp - 1:
-                x = f_parent[x]
-                dx -= 1
-            while dx >= 0 and open_frame[dx] != x:
-                x = f_parent[x]
-                dx -= 1
-            common = dx + 1
+            common = common_depth(f, sp, open_frame, f_parent, f_depth)
         while sp > common:
             sp -= 1
             c_end[open_call[sp]] = t

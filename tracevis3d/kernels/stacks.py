@@ -15,6 +15,7 @@ from numba import njit
 
 from .left_heavy import children_heaviest_first
 from .stacklists import mix_pair
+from .tree import common_depth, open_depth
 
 _EMPTY = np.int64(-1)
 
@@ -204,32 +205,6 @@ def left_heavy_order(c_parent, total, self_weight, tie):
     return out_node[:m].copy(), out_pos[:m].copy()
 
 
-@njit(cache=True, nogil=True)
-def _open_depth(c_depth):
-    """Room for the open calls of stacks of the forest: its greatest depth + 2."""
-    maxd = 1
-    for f in range(c_depth.shape[0]):
-        if c_depth[f] + 2 > maxd:
-            maxd = c_depth[f] + 2
-    return maxd
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _common_depth(f, sp, open_node, c_parent, c_depth):
-    """How many frames the stack of top node ``f`` shares from the bottom with the open stack
-    ``open_node[:sp]`` (node at each depth): walked up from ``f`` to depth ``sp - 1``, then on up
-    while the nodes differ (equal paths are equal nodes, so the first equal one ends the walk)."""
-    x = f
-    dx = c_depth[f]
-    while dx > sp - 1:
-        x = c_parent[x]
-        dx -= 1
-    while dx >= 0 and open_node[dx] != x:
-        x = c_parent[x]
-        dx -= 1
-    return dx + 1
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _close_calls(open_call, sp, common, t, nc, o_start, o_end, o_eix):
     """The open calls at depths ``common`` to ``sp - 1`` (``open_call``) ended at time ``t``, their
@@ -252,7 +227,7 @@ def count_calls(s_node, c_parent, c_depth):
     sample's stack holds that the previous one's does not hold at the same place.  The same
     walk as `expand_into`, without its writes: the outputs are allocated once, at their size."""
     n = s_node.shape[0]
-    open_node = np.empty(_open_depth(c_depth), np.int64)
+    open_node = np.empty(open_depth(c_depth), np.int64)
     sp = 0
     nc = 0
     for k in range(n):
@@ -260,7 +235,7 @@ def count_calls(s_node, c_parent, c_depth):
         if f < 0:
             sp = 0
             continue
-        common = _common_depth(f, sp, open_node, c_parent, c_depth)
+        common = common_depth(f, sp, open_node, c_parent, c_depth)
         x = f
         d = c_depth[f]
         while d >= common:
@@ -291,7 +266,7 @@ def expand_into(s_ts, s_node, c_parent, c_depth, c_frame, base, o_func, o_start,
     one instant) are taken out afterwards with their subtrees (`drop_instant_calls`).
     O(samples + calls)."""
     n = s_ts.shape[0]
-    maxd = _open_depth(c_depth)
+    maxd = open_depth(c_depth)
     open_node = np.empty(maxd, np.int64)
     open_call = np.empty(maxd, np.int64)
     sp = 0
@@ -302,7 +277,7 @@ def expand_into(s_ts, s_node, c_parent, c_depth, c_frame, base, o_func, o_start,
         f = s_node[k]
         common = 0
         if f >= 0:
-            common = _common_depth(f, sp, open_node, c_parent, c_depth)
+            common = common_depth(f, sp, open_node, c_parent, c_depth)
         zero += _close_calls(open_call, sp, common, t, nc, o_start, o_end, o_eix)
         sp = min(sp, common)
         if f >= 0:

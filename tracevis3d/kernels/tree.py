@@ -79,6 +79,34 @@ def nest_sorted_intervals(thread, start, end):
 
 
 @njit(cache=True, nogil=True)
+def open_depth(depth):
+    """Room for the open calls of the stacks of a forest whose nodes are at ``depth``: its
+    greatest depth + 2 (at least 1)."""
+    maxd = 1
+    for f in range(depth.shape[0]):
+        if depth[f] + 2 > maxd:
+            maxd = depth[f] + 2
+    return maxd
+
+
+@njit(cache=True, nogil=True, inline="always")
+def common_depth(f, sp, open_node, parent, depth):
+    """How many frames the stack of top node ``f`` (a forest of ``parent``, ``depth``) shares from
+    the bottom with the open stack ``open_node[:sp]`` (node at each depth): walked up from ``f`` to
+    depth ``sp - 1``, then on up while the nodes differ (equal paths are equal nodes, so the first
+    equal one ends the walk).  O(frames that change)."""
+    x = f
+    dx = depth[f]
+    while dx > sp - 1:
+        x = parent[x]
+        dx -= 1
+    while dx >= 0 and open_node[dx] != x:
+        x = parent[x]
+        dx -= 1
+    return dx + 1
+
+
+@njit(cache=True, nogil=True)
 def enclosing_call(start, end, parent, lo, hi, ts, strict_end):
     """Deepest call in ``[lo, hi)`` (one thread, pre-order) whose interval holds ts.
 
