@@ -112,7 +112,7 @@ def _warmup_bytes() -> dict:
 def _load_each(forms: dict) -> tuple:
     """Load each form with one scan thread and with the two-thread scan of large files (on the
     small one); the object form and the other trace."""
-    from .io import chrome, load_bytes
+    from .io import chrome, load_bytes, load_memory_bytes
     from .kernels import chrome_tree
 
     load_bytes(forms["repaired"], source="<warmup repaired>", warn=False)
@@ -128,20 +128,8 @@ def _load_each(forms: dict) -> tuple:
         chrome.PARALLEL_SCAN_BYTES, chrome_tree.PARALLEL_BIND_POINTS = before
     c = load_bytes(forms["other"], source="<warmup b>", warn=False)
     load_bytes(forms["memory"], source="<warmup memory-infra>", warn=False)  # the dumps' counters, the samples
-    _load_memory_of(forms["memory"])
+    load_memory_bytes(forms["memory"], source="<warmup memory-infra>", warn=False)  # the heaps, as load_memory
     return a, c
-
-
-def _load_memory_of(data: bytes) -> None:
-    """The memory-infra dumps of ``data`` (a trace's bytes, maybe gzip) as `io.load_memory` reads
-    them: opened whole, read-only (the kernels' one type for bytes), by the Chrome row's memory
-    reader."""
-    from .io.chrome_memdump import load_memory_dumps
-    from .io.containers import open_whole
-    from .io.limits import DEFAULT_LIMITS
-
-    whole, _ = open_whole(data, "<warmup memory-infra>", DEFAULT_LIMITS)
-    load_memory_dumps(memoryview(whole).toreadonly(), source="<warmup memory-infra>", warn=False)
 
 
 def _load_all(part: int = 0):

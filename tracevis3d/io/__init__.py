@@ -341,22 +341,31 @@ def _fit_text_tables(trace: Trace, cap: int) -> None:
 
 def load_memory(path, *, limits: Limits | None = None, **options):
     """The memory the file at ``path`` records, as a `MemoryCapture`: its bytes read as `load`
-    reads them (a wrapper opened), the format the first of the table's formats with a memory
-    reader that recognises them (`formats.detect` with ``memory=True``; a memray capture, Chrome
-    JSON with memory-infra dumps), else `formats.fallback`'s (memray's reader, which says why the
-    file is no capture).  ``options`` go to the reader (``warn=``; memray's ``reader=``)."""
-    from .containers import open_whole
-    from .formats import Head, detect, fallback, resolve
-
+    reads them, then `load_memory_bytes`.  ``options`` go to the reader (``warn=``; memray's
+    ``reader=``)."""
     lim = resolve_limits(limits, options)
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise TraceFormatError(f"{path}: not a file")
     data, _, _ = _read_input(path, lim.max_bytes, in_place=False, as_bytes=True)
-    data, _ = open_whole(data, path, lim)
+    return load_memory_bytes(data, source=path, limits=lim, **options)
+
+
+def load_memory_bytes(data, source: str = "<bytes>", *, limits: Limits | None = None, **options):
+    """The memory that bytes of a capture record, as a `MemoryCapture` (a wrapper, gzip, opened
+    first: `containers.open_whole`, and handed on read-only as `load_bytes` hands them): the
+    format the first of the table's formats with a memory reader that recognises them
+    (`formats.detect` with ``memory=True``; a memray capture, Chrome JSON with memory-infra
+    dumps), else `formats.fallback`'s (memray's reader, which says why the bytes are no
+    capture).  ``options`` go to the reader."""
+    from .containers import open_whole
+    from .formats import Head, detect, fallback, resolve
+
+    lim = resolve_limits(limits, options)
+    data, _ = open_whole(data, source, lim)
     data = _read_only(data)  # (the kernels' one type for bytes, as `load_bytes` gives them)
-    fmt = detect(Head(data, whole=True, name=path), memory=True) or fallback(memory=True)
-    return resolve(fmt.memory)(data, source=path, limits=lim, **options)
+    fmt = detect(Head(data, whole=True, name=source), memory=True) or fallback(memory=True)
+    return resolve(fmt.memory)(data, source=source, limits=lim, **options)
 
 
-__all__ = ["load", "load_bytes", "load_memory", "Limits", "DEFAULT_MAX_BYTES"]
+__all__ = ["load", "load_bytes", "load_memory", "load_memory_bytes", "Limits", "DEFAULT_MAX_BYTES"]
