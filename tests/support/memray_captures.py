@@ -200,21 +200,6 @@ def record_memory_and_calls(folder: str, spy: str, rate: int = 500) -> tuple:
     return capture, calls
 
 
-def recorded_memory_and_calls(tmp_path_factory, spy: str) -> tuple:
-    """`record_memory_and_calls` once per test session (like `recorded`): into the session's
-    temporary folder, where a later caller finds both files; a failed run leaves neither."""
-    folder = tmp_path_factory.getbasetemp() / "memory-and-calls"
-    capture, calls = folder / "run.bin", folder / "calls.json"
-    if capture.exists() and calls.exists():
-        return str(capture), str(calls)
-    try:
-        return record_memory_and_calls(str(folder), spy)
-    except BaseException:
-        for path in (capture, calls):
-            path.unlink(missing_ok=True)  # not left for a later caller to take as a recording
-        raise
-
-
 #: `record_memory_and_calls`' pair, recorded once on a quiet machine and committed (issue 80: a
 #: figure test reads a committed recording; py-spy's samples of a run made during a test on a
 #: busy machine left `deep_json.round_trip` unnamed in the figure): memray's capture and
