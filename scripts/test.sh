@@ -26,6 +26,27 @@ if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
   fi
 fi
 status=0
+pids=()
+# a pytest session in the background, its output kept whole in build/test-logs/NAME.log:
+# start_session NAME PYTEST-ARGS...
+start_session() {
+  local name=$1; shift
+  .venv/bin/python -m pytest -q -p no:cacheprovider "$@" > "build/test-logs/$name.log" 2>&1 &
+  pids+=($!)
+}
+# wait for the sessions started (an interrupted make test leaves none running; a failed one sets
+# the status), then print each one's log under its title: end_sessions "NAME:TITLE"...
+end_sessions() {
+  trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
+  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+  trap - INT TERM
+  pids=()
+  local spec
+  for spec in "$@"; do
+    echo "== ${spec#*:} (build/test-logs/${spec%%:*}.log)"
+    cat "build/test-logs/${spec%%:*}.log"
+  done
+}
 if [ $# -eq 0 ]; then
   # the whole suite: every interpreter's generic-CPU kernels (Python 3.13's for bpy 5.2) compiled
   # now, while nothing else runs, where build/kernel-cache/ lacks them (the extension test's
@@ -51,32 +72,14 @@ else
     if (( i % 2 )); then unit_b+=("${unit_files[$i]}"); else unit_a+=("${unit_files[$i]}"); fi
   done
   unit_t0=$SECONDS
-  .venv/bin/python -m pytest -q -p no:cacheprovider "${unit_a[@]}" > build/test-logs/unit-a.log 2>&1 &
-  pids=($!)
-  .venv/bin/python -m pytest -q -p no:cacheprovider "${unit_b[@]}" > build/test-logs/unit-b.log 2>&1 &
-  pids+=($!)
-  trap 'kill "${pids[@]}" 2>/dev/null' INT TERM
-  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
-  trap - INT TERM
-  echo "== tests/unit, even files (build/test-logs/unit-a.log)"
-  cat build/test-logs/unit-a.log
-  echo "== tests/unit, odd files (build/test-logs/unit-b.log)"
-  cat build/test-logs/unit-b.log
+  start_session unit-a "${unit_a[@]}"
+  start_session unit-b "${unit_b[@]}"
+  end_sessions "unit-a:tests/unit, even files" "unit-b:tests/unit, odd files"
   echo "== tests/unit: $(( (SECONDS - unit_t0) / 60 )) min $(( (SECONDS - unit_t0) % 60 )) s wall for both sessions (budget 2 min)"
   : > build/test-logs/others.log
-  .venv/bin/python -m pytest -q -p no:cacheprovider tests/blender > build/test-logs/blender.log 2>&1 &
-  pids=($!)
-  if [ ${#rest[@]} -gt 0 ]; then
-    .venv/bin/python -m pytest -q -p no:cacheprovider "${rest[@]}" > build/test-logs/others.log 2>&1 &
-    pids+=($!)
-  fi
-  trap 'kill "${pids[@]}" 2>/dev/null' INT TERM  # an interrupted make test leaves no session running
-  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
-  trap - INT TERM
-  echo "== tests/blender (build/test-logs/blender.log)"
-  cat build/test-logs/blender.log
-  echo "== ${rest[*]} (build/test-logs/others.log)"
-  cat build/test-logs/others.log
+  start_session blender tests/blender
+  [ ${#rest[@]} -eq 0 ] || start_session others "${rest[@]}"
+  end_sessions "blender:tests/blender" "others:${rest[*]}"
 fi
 # the smoke runs of every Blender line: 4.2 LTS, 4.5 LTS, 5.0, and 5.2 where .venv313 is (scripts/smoke_all.sh)
 [ -n "$PY313" ] || echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
