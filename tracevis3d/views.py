@@ -196,12 +196,18 @@ VIEWS: tuple = (
 _BY_NAME = {v.name: v for v in VIEWS}
 
 
+def registry_entry(table: dict, key: str, what: str):
+    """The entry ``key`` of a registry ``table`` (views here, `io.formats`' formats); a
+    ValueError naming ``what`` it is and the known keys when there is none."""
+    try:
+        return table[key]
+    except KeyError:
+        raise ValueError(f"unknown {what} {key!r}; known: {', '.join(table)}") from None
+
+
 def view(name: str) -> View:
     """The view called ``name`` (ValueError naming the known ones)."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"unknown view {name!r}; known: {', '.join(_BY_NAME)}") from None
+    return registry_entry(_BY_NAME, name, "view")
 
 
 def views(*, animated: bool | None = None, with_commands: bool | None = None) -> tuple:

@@ -39,6 +39,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..views import registry_entry
+
 __all__ = ["Format", "Head", "FORMATS", "COMMON_OPTIONS", "detect", "by_key", "loader_of", "writer_of", "writer_for",
            "file_filter", "describe_formats", "HEAD_BYTES", "ZIP_MAGIC", "GZIP_MAGIC", "COMPACT_MAGIC", "MEMRAY_MAGIC",
            "LZ4_MAGIC", "Container", "CONTAINERS", "container_of", "in_place_format", "fallback", "reader_options",
@@ -650,10 +652,7 @@ _BY_KEY = {f.key: f for f in FORMATS}
 
 
 def by_key(key: str) -> Format:
-    try:
-        return _BY_KEY[key]
-    except KeyError:
-        raise ValueError(f"unknown format {key!r}; known: {', '.join(_BY_KEY)}") from None
+    return registry_entry(_BY_KEY, key, "format")
 
 
 def detect(head, memory: bool = False) -> Format | None:
