@@ -16,15 +16,12 @@ waves' row ranges taken in ascending order, then adds the 64 chunks in order as 
 does.  Where one wave holds every part (10^7 calls and below, by default) it is the same
 computation in the same order.
 """
-import queue
-import time
-
 import numpy as np
 from numba import njit, prange
 
 from .lazybuf import lazy_empty, release_range
 from .overview import bin_of, clean_bars
-from .overview_record import OVERVIEW_PARTS, overview_part, overview_work
+from .overview_record import OVERVIEW_PARTS, overview_parts
 
 #: the most bytes of B's difference array (5 float64 per slot: a call of B, or a B row's end)
 #: that one wave of the deferred overview's parts fills before its rows are binned and its pages
@@ -93,41 +90,10 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
     difference array resident one wave (``wave_bytes``, default `OVERVIEW_WAVE_BYTES`) at a
     time.  Returns (the bars, the parts' seconds)."""
     wave_bytes = OVERVIEW_WAVE_BYTES if wave_bytes is None else wave_bytes
-    rows = np.concatenate([o[8] for o in outs])
-    count = np.concatenate([o[9] for o in outs])
-    start = np.zeros(count.shape[0] + 1, np.int64)
-    np.cumsum(count, out=start[1:])
-    rec_q = np.concatenate([o[10] for o in outs])
-    rec_s = np.concatenate([o[11] for o in outs])
-    rec_u = np.concatenate([o[12] for o in outs])
     nb = ptr_b.shape[0] - 1
-    work = overview_work(rows, count, rec_q, ptr_a, ptr_b)
-    by_row = np.argsort(rows, kind="stable")
-    rows, count, start = rows[by_row], count[by_row], start[:-1][by_row]
-    cum = np.cumsum(work)
-    n_parts = OVERVIEW_PARTS
-    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_parts) / n_parts) if nb else np.zeros(n_parts - 1, np.int64)
-    bounds = np.concatenate([[0], np.minimum(cuts, nb), [nb]]).astype(np.int64)
     flat, mapping = lazy_empty((time_b.shape[0] + nb) * 5, np.float64)
     diff_b = flat.reshape(-1, 5)
-    bins = [(np.empty((n_bins, 4)), np.empty((n_bins, 4))) for _ in range(n_parts)]
-    seconds = [0.0] * n_parts
-    width = int(count.max(initial=0))
-    scratch = queue.SimpleQueue()
-    for _ in range(n_workers):
-        scratch.put((np.empty((int(np.diff(ptr_a).max(initial=0)) + 1, 5)), np.empty(width, np.int32),
-                     np.empty(width), np.empty(width)))
-
-    def run(j):
-        t = time.perf_counter()
-        mine = scratch.get()
-        try:
-            overview_part(rows, start, count, rec_q, rec_s, rec_u, bounds[j], bounds[j + 1], inv_theta, oc, mine,
-                          bins[j][0], bins[j][1], diff_b)
-        finally:
-            scratch.put(mine)
-        seconds[j] = time.perf_counter() - t
-
+    bounds, bins, seconds, run = overview_parts(outs, ptr_a, ptr_b, n_bins, inv_theta, oc, n_workers, diff_b)
     acc = np.zeros((BIN_CHUNKS, int(n_bins), 4))
     for j0, j1 in _waves(bounds, ptr_b, wave_bytes):
         list(pool.map(run, range(j0, j1)))
@@ -137,7 +103,7 @@ def overview_in_waves(outs, ptr_a, ptr_b, time_b, span_b, n_bins, inv_theta, oc,
     # `overview_rows.overview_rows_finish`'s sums, in its order
     acc_a = np.zeros((n_bins, 4))
     acc_b = np.zeros((n_bins, 4))
-    for p in range(n_parts):
+    for p in range(OVERVIEW_PARTS):
         acc_a += bins[p][0]
         acc_b += bins[p][1]
     acc_b += chunks_added(acc)

@@ -95,13 +95,13 @@ def overview_work(rows, count, rec_q, ptr_a, ptr_b):
     return work
 
 
-def deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n_workers):
-    """The overview of the matches the walkers recorded (`setjoin_fused._overview_row`) in
-    `OVERVIEW_PARTS` fixed parts by B row, of about equal estimated work (per match 1 + the smaller side's
-    calls, per B call 0.1 for its slot), taken from ``pool`` by whichever thread is free
-    (`overview_part`): B's difference array is one, each part filling its own slots; the
-    parts' bins (a few kilobytes each) are added in part order.  Returns (bins_a, bins_b1 per
-    part, diff_b) for `overview_rows.overview_rows_finish`, and the parts' seconds."""
+def overview_parts(outs, ptr_a, ptr_b, n_bins, inv_theta, oc, n_workers, diff_b):
+    """The walkers' record (``outs``: their `setjoin_fused._fused_part` results) cut into
+    `OVERVIEW_PARTS` fixed parts by B row, of about equal estimated work (`overview_work`: per
+    match 1 + the smaller side's calls, per B call 0.1 for its slot): returns (bounds, bins,
+    seconds, run), the parts' B rows [bounds[j], bounds[j + 1]), each part's (bins_a, bins_b1),
+    the seconds each part took, and ``run(j)``, which makes part j (`overview_part`) into its
+    bins and its slots of ``diff_b`` on whichever thread calls it (``n_workers`` scratches)."""
     rows = np.concatenate([o[8] for o in outs])
     count = np.concatenate([o[9] for o in outs])
     start = np.zeros(count.shape[0] + 1, np.int64)
@@ -117,7 +117,6 @@ def deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n
     n_parts = OVERVIEW_PARTS
     cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_parts) / n_parts) if nb else np.zeros(n_parts - 1, np.int64)
     bounds = np.concatenate([[0], np.minimum(cuts, nb), [nb]]).astype(np.int64)
-    diff_b = np.empty((time_b.shape[0] + nb, 5))
     bins = [(np.empty((n_bins, 4)), np.empty((n_bins, 4))) for _ in range(n_parts)]
     seconds = [0.0] * n_parts
     width = int(count.max(initial=0))
@@ -131,9 +130,20 @@ def deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n
         mine = scratch.get()
         try:
             overview_part(rows, start, count, rec_q, rec_s, rec_u, bounds[j], bounds[j + 1], inv_theta, oc, mine,
-                           bins[j][0], bins[j][1], diff_b)
+                          bins[j][0], bins[j][1], diff_b)
         finally:
             scratch.put(mine)
         seconds[j] = time.perf_counter() - t
-    list(pool.map(run, range(n_parts)))
+    return bounds, bins, seconds, run
+
+
+def deferred_overview(outs, ptr_a, ptr_b, time_b, n_bins, inv_theta, oc, pool, n_workers):
+    """The overview of the matches the walkers recorded (`setjoin_fused._overview_row`) in
+    `OVERVIEW_PARTS` fixed parts by B row (`overview_parts`), taken from ``pool`` by whichever
+    thread is free (`overview_part`): B's difference array is one, each part filling its own
+    slots; the parts' bins (a few kilobytes each) are added in part order.  Returns (bins_a,
+    bins_b1 per part, diff_b) for `overview_rows.overview_rows_finish`, and the parts' seconds."""
+    diff_b = np.empty((time_b.shape[0] + ptr_b.shape[0] - 1, 5))
+    _, bins, seconds, run = overview_parts(outs, ptr_a, ptr_b, n_bins, inv_theta, oc, n_workers, diff_b)
+    list(pool.map(run, range(OVERVIEW_PARTS)))
     return [x[0] for x in bins], [x[1] for x in bins], diff_b, seconds
