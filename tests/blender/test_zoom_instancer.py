@@ -15,7 +15,7 @@ pytestmark = pytest.mark.blender
 
 import tracevis3d  # noqa: E402
 from tracevis3d.blender import zoom_write  # noqa: E402
-from tracevis3d.blender.writer import MATERIAL_NODE, drain  # noqa: E402
+from tracevis3d.blender.writer import MATERIAL_NODE, drain, instancer_branches  # noqa: E402
 from tracevis3d.layout.icicle import icicle_layout  # noqa: E402
 from tracevis3d.params.icicle import IcicleParams  # noqa: E402
 from tracevis3d.layout.refine import window_params  # noqa: E402
@@ -39,16 +39,14 @@ def specs():
 
 def _branch_materials(ng) -> dict:
     """{k: material name} of the group's branches, read through its links: the Set Material
-    node named k feeds an Instance on Points whose selection is ``tv_mat == k``."""
+    node named k is the k-th geometry of the Geometry to Instance whose instances an Instance on
+    Points picks by ``tv_mat`` (`writer.instancer_branches`)."""
     out = {}
-    for link in ng.links:
-        iop = link.to_node
-        if iop.bl_idname != "GeometryNodeInstanceOnPoints" or link.to_socket.name != "Instance":
-            continue
-        setm = link.from_node
-        sel = iop.inputs["Selection"].links[0].from_node
-        assert sel.bl_idname == "FunctionNodeCompare" and sel.operation == "EQUAL" and sel.data_type == "INT"
-        k = int(sel.inputs["B"].default_value)
+    iop = next(n for n in ng.nodes if n.bl_idname == "GeometryNodeInstanceOnPoints")
+    assert iop.inputs["Pick Instance"].default_value
+    index = iop.inputs["Instance Index"].links[0].from_node
+    assert index.bl_idname == "GeometryNodeInputNamedAttribute" and index.inputs["Name"].default_value == "tv_mat"
+    for k, setm in enumerate(instancer_branches(ng)):
         assert setm.name == f"{MATERIAL_NODE}{k}"
         out[k] = setm.inputs["Material"].default_value.name
     return out

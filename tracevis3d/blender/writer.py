@@ -4,8 +4,9 @@
   ``attributes[name].data.foreach_set`` from exact float32/int32 arrays;
 - a Geometry Nodes group per layer, built from Python: a unit cube carrying its local
   coordinate (``tv_local``) is instanced on the points, scaled by ``tv_scale``; one
-  Instance-on-Points per material (selected by ``tv_mat``) so that every instance carries
-  a real material (Workbench "Material" colour mode shows each material's viewport
+  copy of the cube per material (a Set Material each, gathered by Geometry to Instance)
+  and one Instance-on-Points picking copy ``tv_mat`` for each point, so that every instance
+  carries a real material (Workbench "Material" colour mode shows each material's viewport
   colour — Workbench does not read instance attributes, checked in Blender 5.0);
   point attributes (``tv_color``, ``call_index``, ...) propagate to the instances;
 - node materials read ``tv_color`` (Attribute node, type INSTANCER) and apply the cushion
@@ -222,8 +223,15 @@ def build_instancer_group(name: str, materials: list, fresh: bool = False) -> bp
 
 
 def instancer_group_steps(name: str, materials: list, fresh: bool = False):
-    """`build_instancer_group` in steps of about `STEP_BUDGET` s (40 materials take ~70 ms);
-    yields the group being built at every pause, returns it."""
+    """`build_instancer_group` in steps of about `STEP_BUDGET` s; yields the group being built
+    at every pause, returns it.
+
+    Branch k is the Set Material node named `MATERIAL_NODE` + k (material ``materials[k]``, on
+    the cube) and the k-th geometry of one Geometry to Instance; one Instance on Points picks
+    instance ``tv_mat`` for each point.  Every node, link or property set through Python makes
+    Blender update the whole tree, so a group's build grows with the square of its nodes: two
+    nodes, two links and a material a branch (80 materials ~0.07 s here; a Compare and an
+    Instance on Points a branch as well, with their settings, took ~0.9 s)."""
     ng = None if fresh else bpy.data.node_groups.get(name)
     if ng is None:
         ng = tag_datablock(bpy.data.node_groups.new(name, "GeometryNodeTree"))
@@ -233,7 +241,7 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
     N.clear()
     gi = N.new("NodeGroupInput")
     go = N.new("NodeGroupOutput")
-    go.location = (1200, 0)
+    go.location = (1000, 0)
     cube = N.new("GeometryNodeMeshCube")  # size 1, centred: local coords in [-1/2, 1/2]
     cube.location = (-600, 300)
     store = N.new("GeometryNodeStoreNamedAttribute")
@@ -251,8 +259,6 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
     mat_idx.data_type = "INT"
     mat_idx.inputs["Name"].default_value = "tv_mat"
     mat_idx.location = (-400, -400)
-    join = N.new("GeometryNodeJoinGeometry")
-    join.location = (1000, 0)
     # points of zero width are room (the live view's chunks) or hidden calls: not instanced
     sep = N.new("ShaderNodeSeparateXYZ")
     sep.location = (-400, -600)
@@ -268,31 +274,50 @@ def instancer_group_steps(name: str, materials: list, fresh: bool = False):
     drop.location = (0, -700)
     L.new(gi.outputs[0], drop.inputs["Geometry"])
     L.new(empty.outputs[0], drop.inputs["Selection"])
+    gather = N.new("GeometryNodeGeometryToInstance")
+    gather.location = (200, 300)
+    iop = N.new("GeometryNodeInstanceOnPoints")
+    iop.location = (400, 0)
+    iop.inputs["Pick Instance"].default_value = True
+    L.new(drop.outputs[0], iop.inputs["Points"])
+    L.new(gather.outputs[0], iop.inputs["Instance"])
+    L.new(mat_idx.outputs["Attribute"], iop.inputs["Instance Index"])
+    L.new(scale.outputs["Attribute"], iop.inputs["Scale"])
+    L.new(iop.outputs[0], go.inputs[0])
+    # a multi-input socket lists (and evaluates) its links newest first: the branches are made
+    # from the last to the first, so that branch k is the k-th instance Instance on Points picks
     t0 = time.perf_counter()
-    for k, mname in enumerate(materials):
+    for k in range(len(materials) - 1, -1, -1):
         if time.perf_counter() - t0 >= STEP_BUDGET:
             yield ng
             t0 = time.perf_counter()
         setm = N.new("GeometryNodeSetMaterial")
         setm.name = f"{MATERIAL_NODE}{k}"  # branch k's material, found by name (`zoom_write._retarget`)
-        setm.inputs["Material"].default_value = bpy.data.materials[mname]
-        setm.location = (-100, 300 - 200 * k)
+        setm.inputs["Material"].default_value = bpy.data.materials[materials[k]]
         L.new(store.outputs[0], setm.inputs["Geometry"])
-        cmp = N.new("FunctionNodeCompare")
-        cmp.data_type = "INT"
-        cmp.operation = "EQUAL"
-        cmp.inputs["B"].default_value = k
-        cmp.location = (100, -200 * k)
-        L.new(mat_idx.outputs["Attribute"], cmp.inputs["A"])
-        iop = N.new("GeometryNodeInstanceOnPoints")
-        iop.location = (400, -200 * k)
-        L.new(drop.outputs[0], iop.inputs["Points"])
-        L.new(cmp.outputs[0], iop.inputs["Selection"])
-        L.new(setm.outputs[0], iop.inputs["Instance"])
-        L.new(scale.outputs["Attribute"], iop.inputs["Scale"])
-        L.new(iop.outputs[0], join.inputs[0])
-    L.new(join.outputs[0], go.inputs[0])
+        L.new(setm.outputs[0], gather.inputs[0])
+    _place_branches(N, len(materials))
     return ng
+
+
+def _place_branches(nodes, n: int) -> None:
+    """Stack the branches' Set Material nodes (the last ``n`` of ``nodes``, branch n-1 first) in
+    a column, in one `foreach_set` (a node's ``location`` set one by one updates the tree each time)."""
+    if not n:
+        return
+    loc = np.empty(2 * len(nodes), np.float32)
+    nodes.foreach_get("location", loc)
+    k = np.arange(n - 1, -1, -1)
+    loc[2 * (len(nodes) - n):] = np.column_stack([np.full(n, -100.0), 300.0 - 200.0 * k]).ravel()
+    nodes.foreach_set("location", loc)
+
+
+def instancer_branches(ng) -> list:
+    """The Set Material node of each branch of the instancer group ``ng``, in the order Instance on
+    Points picks them (branch k: instance index k), read through the group's links."""
+    iop = next(n for n in ng.nodes if n.bl_idname == "GeometryNodeInstanceOnPoints")
+    gather = iop.inputs["Instance"].links[0].from_node
+    return [link.from_node for link in gather.inputs[0].links]
 
 
 # ------------------------------------------------------------------------ point clouds
