@@ -70,3 +70,51 @@ def test_the_json_reader_imported_ahead_loads_the_same(tmp_path):
         assert r.returncode == 0, r.stderr[-2000:]
         outs.append(r.stdout)
     assert "CALLS 500" in outs[0] and outs[0] == outs[1]
+
+
+LINKED = r"""
+import sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import tracevis3d
+from tracevis3d.kernels import jsontokens, lazy_link
+t = tracevis3d.load(sys.argv[1])
+print("CALLS", len(t))
+loaded = list(jsontokens.first_non_ws.overloads.values())
+print("LOADED", len(loaded))
+print("PENDING", all(lazy_link.pending_bitcode(cr.library) for cr in loaded))
+from numba import njit
+
+@njit
+def after_spaces(b, i):
+    return jsontokens.first_non_ws(b, i) * 10  # links the loaded kernel into new code
+
+buf = np.frombuffer(b"   [1]", np.uint8)  # read-only, as the loads' buffers: the loaded signature
+print("DIRECT", jsontokens.first_non_ws(buf, 0))
+print("LINKED", after_spaces(buf, 0))
+print("PENDING_AFTER", any(lazy_link.pending_bitcode(cr.library) for cr in loaded))
+"""
+
+
+def test_loaded_kernels_link_into_code_compiled_later(tmp_path):
+    """`tracevis3d.kernels.lazy_link`: a kernel loaded from the cache keeps its linking module
+    unread (the load's bitcode parse and symbol walk skipped), runs, and still links into a
+    function compiled afterwards, whose call reads it then.  (``TRACEVIS3D_FULL_REFRESH``, which
+    turns it off with the light load, is the test above.)"""
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",".join(
+        f'{{"ph": "X", "name": "h{k % 4}", "pid": 1, "tid": 1, "ts": {k}, "dur": 0.5}}' for k in range(200))
+        + "]}")
+
+    def run(**env):
+        r = subprocess.run([sys.executable, "-c", LINKED, str(path)], capture_output=True, text=True, timeout=900,
+                           env=dict(os.environ, **env))
+        assert r.returncode == 0, r.stderr[-2000:]
+        return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+
+    run()  # compiles what the cache lacks
+    out = run()
+    assert out["CALLS"] == "200" and out["LOADED"] != "0"
+    assert out["PENDING"] == "True"  # loaded lazily
+    assert out["DIRECT"] == "3" and out["LINKED"] == "30"
+    assert out["PENDING_AFTER"] == "False"  # linking read the module

@@ -7,15 +7,17 @@ installs every typing and lowering registry numba has (numpy, linalg, random, ty
 code links against numba's runtime alone.  `_light_cache_loads` makes the loads of this
 package's kernels initialise the runtime only (`numba.core.runtime.rtsys.initialize`, what the
 refresh does first); a compilation refreshes the contexts itself, as always (``CompilerBase``),
-and other packages' kernels load as numba loads them.
+and other packages' kernels load as numba loads them.  `lazy_link` (installed with it) keeps
+a loaded kernel's linking module as bytes until something links against it.
 """
 import os
 
 try:
     from numba.core import caching as _caching
+    from numba.core import codegen as _codegen
     from numba.core.runtime import rtsys as _rtsys
 except ImportError:  # pragma: no cover - numba is a dependency
-    _caching = _rtsys = None
+    _caching = _codegen = _rtsys = None
 
 
 def _light_cache_loads() -> bool:
@@ -32,13 +34,20 @@ def _light_cache_loads() -> bool:
             or not hasattr(_rtsys, "initialize"):
         return False
     prefix = __name__ + "."
+    from . import lazy_link
+
+    lazy = lazy_link.install(_codegen)
 
     def load_overload(self, sig, target_context):
         if not getattr(getattr(self, "_py_func", None), "__module__", "").startswith(prefix):
             return full(self, sig, target_context)
         _rtsys.initialize(target_context)  # the runtime the cached code calls (allocation, ...)
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
+        before = lazy_link.lazy_loading(lazy)
+        try:
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        finally:
+            lazy_link.lazy_loading(before)
 
     load_overload.tracevis3d_light = True
     load_overload.__doc__ = full.__doc__
