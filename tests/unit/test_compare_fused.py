@@ -609,7 +609,7 @@ def test_fused_join_with_b_rows_not_in_size_order():
     the same tiers, counts and bars as the streamed consumer on the same rows."""
     from tracevis3d.analysis.compare_join import join_class_pairs
     from tracevis3d.analysis.comparison import gamma_classes
-    from tracevis3d.kernels.groups import calls_by_class_and_time
+    from tracevis3d.kernels.kept_pairs import calls_by_class_time
     from tracevis3d.io.synthesis import perturb, synthetic_trace
 
     a = synthetic_trace(3000, threads=2, seed=71)
@@ -622,12 +622,12 @@ def test_fused_join_with_b_rows_not_in_size_order():
     row_of_b = (rows_b.size - 1 - np.searchsorted(rows_b[::-1], cls[n_a:])).astype(np.int32)
     size = np.diff(cptr)
     ts_a, ts_b = a.start - a.start.min(), b.start - b.start.min()
-    by_a, ptr_a = calls_by_class_and_time(row_of_a, rows_a.size, ts_a)
-    by_b, ptr_b = calls_by_class_and_time(row_of_b, rows_b.size, ts_b)
+    _, ptr_a, time_a = calls_by_class_time(row_of_a, rows_a.size, ts_a, 0.0)
+    _, ptr_b, time_b = calls_by_class_time(row_of_b, rows_b.size, ts_b, 0.0)
     span_a, span_b = float(a.end.max() - a.start.min()), float(b.end.max() - b.start.min())
     args = (cptr, citems, len(functions), rows_a, rows_b, row_of_a, a.end_index, size[rows_a].astype(np.int64),
             size[rows_b].astype(np.int64), np.bincount(row_of_a).astype(np.int64), np.bincount(row_of_b).astype(np.int64),
-            ptr_a, ts_a[by_a], ptr_b, ts_b[by_b], span_a, span_b, 11, span_a / 11, span_b / 11, 0.2, 2, "tree")
+            ptr_a, time_a, ptr_b, time_b, span_a, span_b, 11, span_a / 11, span_b / 11, 0.2, 2, "tree")
     got = [join_class_pairs(*args, keep, None, 1 << 40, lambda held, extra: None, lambda stage: None)
            for keep in (False, True)]
     assert [g.way for g in got] == ["fused", "streamed"]

@@ -2,31 +2,51 @@
 `calls_by_class_time`, `top_k_picks`, `picks_by_call`, `union_of_picks` (`union_count`,
 `union_fill`), `fill_pair_fields`.
 
-The same pairs, similarities, order and fields as `groups.top_k_partners`,
-`groups.union_of_partners` and `groups.fill_pair_records` (which they replace in
-`analysis.comparison`), with less held per call and per pair, so that 10^8 calls fit:
+Two traces can hold ~10^10 call pairs above τ, so call pairs are *kept* under a bound: each
+call's k best partners (`top_k_picks`), and the union of both sides' picks (`union_of_picks`),
+found tier by tier of the class-level join without ever enumerating all call pairs.  Little is
+held per call and per pair, so that 10^8 calls fit:
 - no per-call copies of the start times: a call's time is ``start[x] − t0`` and its relative
   start ``(start[x] − t0) / denom`` (``denom`` = the trace's span, 1 when it is 0), computed
-  where they are read, the same float64 operations as the arrays they replace, so every
-  comparison and every value is bit-identical;
+  where they are read (float64);
 - call order as int32 (a trace holds fewer than 2^31 calls);
 - a pick's similarity as its position in the tier arrays of `setjoin_tiers` (int32 where they
   are shorter than 2^31; the similarity is ``tier_sim[pos]``), a pair's as a signed position
   (``pos`` ≥ 0: A's tiers, ``~pos``: B's), 4 bytes instead of 8;
 - the union counted first and written once at its exact size (no oversized buffer and copy),
   a range of A's calls at a time, so that the picks it has read can be given back as it goes.
+tests/unit/test_kept_pairs.py holds them to plain-Python twins.
 """
 import numpy as np
 from numba import njit, prange
 
-from .groups import _insert_best
+from .tree import group_by_key_into
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert_best(best_v, best_d, nbest, cap, v, d):
+    """Insert (d, v) into the list sorted by (d, v) holding at most ``cap``."""
+    if nbest == cap:
+        lv = best_v[nbest - 1]
+        ld = best_d[nbest - 1]
+        if d > ld or (d == ld and v >= lv):
+            return nbest
+        nbest -= 1
+    j = nbest
+    while j > 0 and (best_d[j - 1] > d or (best_d[j - 1] == d and best_v[j - 1] > v)):
+        best_v[j] = best_v[j - 1]
+        best_d[j] = best_d[j - 1]
+        j -= 1
+    best_v[j] = v
+    best_d[j] = d
+    return nbest + 1
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _time_lower_bound(time, lo, hi, denom, t):
     """Smallest j in [lo, hi) with time[j] / denom >= t (hi if none); time sorted ascending
-    (the relative starts ``time / denom`` of `groups.top_k_partners`' ``other_rel``, each
-    computed where it is read)."""
+    (the relative starts ``time / denom`` of the other trace's calls, each computed where it
+    is read)."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if time[mid] / denom >= t:
@@ -40,22 +60,13 @@ def _time_lower_bound(time, lo, hi, denom, t):
 def calls_by_class_time(row_of_call, n_rows, start, t0):
     """Calls grouped by class row, each group by (time, call index) ascending, time =
     ``start[x] − t0``: returns (order (int32), ptr, time by position (float64)), the calls of
-    row r at order[ptr[r]:ptr[r+1]] with their times at the same positions.  The order of
-    `groups.calls_by_class_and_time` on ``start − t0`` (a stable counting sort by row, then
-    each group stably by time), with the times taken where they are read instead of from
-    a per-call array."""
+    row r at order[ptr[r]:ptr[r+1]] with their times at the same positions: a stable
+    counting sort by row (`tree.group_by_key_into`), then each group stably by time (the
+    order of np.lexsort((index, time, row))), with the times taken where they are read
+    instead of from a per-call array."""
     n = row_of_call.shape[0]
-    ptr = np.zeros(n_rows + 1, np.int64)
-    for i in range(n):
-        ptr[row_of_call[i] + 1] += 1
-    for r in range(n_rows):
-        ptr[r + 1] += ptr[r]
     order = np.empty(n, np.int32)
-    fill = ptr[:-1].copy()
-    for i in range(n):
-        r = row_of_call[i]
-        order[fill[r]] = i
-        fill[r] += 1
+    ptr = group_by_key_into(row_of_call, n_rows, order)
     time = np.empty(n, np.float64)
     for r in range(n_rows):
         lo = ptr[r]
@@ -88,15 +99,16 @@ def calls_by_class_time(row_of_call, n_rows, start, t0):
 @njit(cache=True, parallel=True, nogil=True)
 def top_k_picks(row_of_call, start, t0, denom, pair_ptr, pair_row, pair_sim, other_ptr, other_call, other_time,
                 other_denom, k, order, partner, pos):
-    """The k best partners of every call (the call-pair bound of `groups.top_k_partners`:
-    similarity desc, then |rel(u) − rel(v)| asc, then v asc; rel = start time relative to its
-    trace's span), written into ``partner`` (n, k) int32 and ``pos`` (n, k): the position in
+    """The k best partners of every call (the call-pair bound: similarity desc, then
+    |rel(u) − rel(v)| asc, then v asc; rel = start time relative to its trace's span), written into ``partner`` (n, k) int32 and ``pos`` (n, k): the position in
     ``pair_sim`` of the partner's tier (its similarity is ``pair_sim[pos]``); −1 where fewer
     exist.  rel(u) = (start[u] − t0) / denom; the calls of class q of the other trace are
     ``other_call[other_ptr[q]:other_ptr[q+1]]`` with times ``other_time`` (same positions,
     ascending), rel = other_time / other_denom.  Tier by tier of equal similarity, from each
-    class only the calls nearest in time (binary search, then outward).  Calls visited in
-    ``order`` in 256 chunks, as `groups.top_k_partners` (whose result this is, value for value)."""
+    class only the calls nearest in time (binary search, then outward): O(#classes of the tiers
+    used × (log + k)) per call, never the number of call pairs.  Calls visited in ``order`` in
+    256 consecutive chunks: by class and time (`calls_by_class_time`), neighbours share their
+    candidate classes and search the same stretch of them."""
     n = row_of_call.shape[0]
     n_chunks = 256
     for ch in prange(n_chunks):
@@ -198,39 +210,13 @@ def _own_sorted(partner_of_a, pos_of_a, u, own_v, own_p):
     return n_own
 
 
-@njit(cache=True, nogil=True)
-def union_count(partner_of_a, pos_of_a, rptr, rv, u0, u1):
-    """How many pairs `union_fill` writes for the calls u0 ≤ u < u1 of A."""
-    k = partner_of_a.shape[1]
-    own_v = np.empty(k, np.int64)
-    own_p = np.empty(k, np.int64)
-    m = 0
-    for u in range(u0, u1):
-        n_own = _own_sorted(partner_of_a, pos_of_a, u, own_v, own_p)
-        i = 0
-        j = rptr[u]
-        j_end = rptr[u + 1]
-        last = -1
-        while i < n_own or j < j_end:
-            if j >= j_end or (i < n_own and own_v[i] <= rv[j]):
-                v = own_v[i]
-                i += 1
-            else:
-                v = rv[j]
-                j += 1
-            if v != last:
-                m += 1
-                last = v
-    return m
-
-
-@njit(cache=True, nogil=True)
-def union_fill(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p, m):
+@njit(cache=True, nogil=True, inline="always")
+def _union_walk(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p, m, write):
     """The kept call pairs of the calls u0 ≤ u < u1 of A, {(u, partner_of_a[u, i])} ∪ {(u, v) :
-    v's picks}, each once, by (a, b) (`groups.union_of_partners`' pairs, in its order), written
-    at ``m`` on: pair_pos = the similarity's tier position, A's own (≥ 0, into A's tier
-    similarities) where u picked v, else ``~pos`` of B's pick (into B's); either gives the class
-    pair's similarity.  B's picks grouped by u: `picks_by_call`.  Returns the next m."""
+    v's picks}, each once, by (a, b): u's own picks (sorted) merged with B's picks of u
+    (`picks_by_call`), written at ``m`` on when ``write`` (else only counted); pair_pos = the
+    similarity's tier position, A's own (≥ 0, into A's tier similarities) where u picked v,
+    else ``~pos`` of B's pick (into B's).  Returns the next m."""
     k = partner_of_a.shape[1]
     own_v = np.empty(k, np.int64)
     own_p = np.empty(k, np.int64)
@@ -247,16 +233,30 @@ def union_fill(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p
                 i += 1
             else:
                 v = rv[j]
-                p = ~np.int64(rp[j])
+                p = ~np.int64(rp[j]) if write else np.int64(0)
                 j += 1
-            if v == last:
-                continue
-            out_a[m] = u
-            out_b[m] = v
-            out_p[m] = p
-            m += 1
-            last = v
+            if v != last:
+                if write:
+                    out_a[m] = u
+                    out_b[m] = v
+                    out_p[m] = p
+                m += 1
+                last = v
     return m
+
+
+@njit(cache=True, nogil=True)
+def union_count(partner_of_a, pos_of_a, rptr, rv, u0, u1):
+    """How many pairs `union_fill` writes for the calls u0 ≤ u < u1 of A."""
+    none = np.empty(0, np.int32)
+    return _union_walk(partner_of_a, pos_of_a, rptr, rv, none, u0, u1, none, none, none, 0, False)
+
+
+@njit(cache=True, nogil=True)
+def union_fill(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p, m):
+    """The kept call pairs of the calls u0 ≤ u < u1 of A (`_union_walk`), written at ``m`` on;
+    returns the next m."""
+    return _union_walk(partner_of_a, pos_of_a, rptr, rv, rp, u0, u1, out_a, out_b, out_p, m, True)
 
 
 def union_of_picks(partner_of_a, pos_of_a, rptr, rv, rp, chunk=None, consumed=None):
@@ -281,8 +281,7 @@ def union_of_picks(partner_of_a, pos_of_a, rptr, rv, rp, chunk=None, consumed=No
 @njit(cache=True, parallel=True, nogil=True)
 def fill_pair_fields(i0, i1, pair_a, pair_b, pair_pos, sim_a, sim_b, group, root_a, root_b, start_a, end_a,
                      start_b, end_b, t0_a, t0_b, out_a, out_b, out_sim, out_group, dt, rel_a, rel_b):
-    """Fields of the kept pairs i0 ≤ i < i1 written at out[i − i0] (`groups.fill_pair_records`'
-    values): calls, similarity (``sim_a[pos]``, or ``sim_b[~pos]`` for a negative position),
+    """Fields of the kept pairs i0 ≤ i < i1 written at out[i − i0]: calls, similarity (``sim_a[pos]``, or ``sim_b[~pos]`` for a negative position),
     group, dt = |t_s(a) − t_s(b)| with each time from its trace's first start (TraceDiff
     Sec. IV-D, permutation colouring) and each side's start relative to its group root,
     rel = (t_s(call) − t_s(root)) / (t_e(root) − t_s(root)), 0 for a zero-length root

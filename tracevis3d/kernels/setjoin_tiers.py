@@ -5,7 +5,7 @@ Input: the class pairs of `setjoin_tree.jaccard_join_tree_overlaps` (or
 J = inter / (|x| + |y| − inter) (`setjoin.overlap_similarity`).  A *tier* of a class is
 the set of its partners with one similarity value; tiers are taken in descending
 similarity until their partners hold at least k calls, so the top-k partners of every
-call of the class lie inside them (what `groups.top_k_partners` needs to keep the call
+call of the class lie inside them (what `kept_pairs.top_k_picks` needs to keep the call
 matches of TraceDiff Sec. III under a bound).  Computed for
 every row (A class) and every column (B class) in two passes over the pairs, without
 a transposed copy, and from class pairs fed in WAVES (`TierStream`: any partition of A's
@@ -311,7 +311,7 @@ def class_pair_tiers(ptr, other, inter, size_row, size_other, count_row, count_o
     are taken in descending similarity until their partners hold >= k calls
     (``count_other[q]`` calls for partner q; for a column, ``count_row[r]``),
     so at most k tiers are taken and the top-k partners of every call of the
-    row lie inside them (what `groups.top_k_partners` needs).
+    row lie inside them (what `kept_pairs.top_k_picks` needs).
     Pass 1 keeps, per row and per column, the k best distinct similarities
     with their call counts (columns: one list per part of rows, merged exactly);
     and counts each row's entries at or above its cutoff; pass 2 copies them, and the

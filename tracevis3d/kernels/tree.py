@@ -156,19 +156,26 @@ def group_by_key(key, n_keys):
     """Stable counting sort by a small integer key in [0, n_keys): returns
     ``(order, ptr)``, the positions with key k at ``order[ptr[k]:ptr[k+1]]`` in
     their input order.  O(n + n_keys)."""
+    order = np.empty(key.shape[0], np.int64)
+    return order, group_by_key_into(key, n_keys, order)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def group_by_key_into(key, n_keys, order):
+    """`group_by_key` written into ``order`` (one per key, of any integer type: int32 where
+    the positions fit); returns ptr."""
     n = key.shape[0]
     ptr = np.zeros(n_keys + 1, np.int64)
     for i in range(n):
         ptr[key[i] + 1] += 1
     for k in range(n_keys):
         ptr[k + 1] += ptr[k]
-    order = np.empty(n, np.int64)
     fill = ptr[:-1].copy()
     for i in range(n):
         k = key[i]
         order[fill[k]] = i
         fill[k] += 1
-    return order, ptr
+    return ptr
 
 
 @njit(cache=True, nogil=True)
