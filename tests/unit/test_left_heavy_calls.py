@@ -1,10 +1,11 @@
 """`kernels.left_heavy.left_heavy_calls` (the merged builder's one-walk Left Heavy calls) against
-its twin: `kernels.stacks.left_heavy_order`'s samples expanded by `kernels.stacks.expand_into`
+its twin: tests/support/left_heavy_twin.py's samples expanded by `kernels.stacks.expand_into`
 (and `drop_instant_calls`), the way io/stacks.py built them before; on random weighted forests
 with ties, zero weights, weights too small to move x, several threads in one set of arrays."""
 from __future__ import annotations
 
 import numpy as np
+from left_heavy_twin import left_heavy_order
 
 from tracevis3d.io.stacks import _expand_all, _left_heavy_all
 from tracevis3d.kernels import stacks as ks
@@ -37,7 +38,7 @@ def test_one_walk_equals_samples_expanded():
             total = ks.subtree_totals(parent, depth, w)
             items.append((parent, depth, frame, total, w))
             known.append(int(np.count_nonzero(total > 0)))
-            node, pos = ks.left_heavy_order(parent, total, w, frame)
+            node, pos = left_heavy_order(parent, total, w, frame)
             old_items.append((pos, node, parent, depth, frame))
         got = _left_heavy_all(items, known, 10 ** 6, "too many")
         want = _expand_all(old_items, 10 ** 6, "too many", known)

@@ -346,7 +346,7 @@ def _write_calls(items: list, counts: list, max_calls: int, too_many: str, write
 def _left_heavy_all(items: list, counts: list, max_calls: int, too_many: str) -> tuple:
     """The Left Heavy calls of every thread's forest, thread after thread in one set of arrays
     (`kernels.left_heavy.left_heavy_calls`: the calls `_expand_all` makes of
-    `kernels.stacks.left_heavy_order`'s samples, written in one walk): ``items`` [(c_parent,
+    the view's samples, written in one walk): ``items`` [(c_parent,
     c_depth, c_frame, total, self weight)] per thread, ``counts`` each one's calls (nodes of
     weight > 0); more than ``max_calls`` is refused with ``too_many``.  Returns what
     `_expand_all` returns."""

@@ -1,12 +1,12 @@
 """speedscope's Left Heavy view of a weighted stack forest, written as calls in one walk.
 
-`tracevis3d.kernels.stacks.left_heavy_order` states the view as a sequence of samples that
-`stacks.expand_into` turns into calls (the way every sampled profile is expanded).  For the
-Left Heavy view the calls follow from the walk itself: every node of weight > 0 is one call,
-opened where the walk enters it (at the weight drawn so far) and closed where it leaves it
-(after its children and its own weight), so `left_heavy_calls` writes them as it walks, with
-the same numbers (positions summed in the same order), without the samples in between.
-tests/unit/test_left_heavy_calls.py holds it to ``left_heavy_order`` + ``expand_into``.
+The view can be stated as a sequence of samples that `stacks.expand_into` turns into calls
+(the way every sampled profile is expanded: tests/support/left_heavy_twin.py).  For the Left
+Heavy view the calls follow from the walk itself: every node of weight > 0 is one call, opened
+where the walk enters it (at the weight drawn so far) and closed where it leaves it (after its
+children and its own weight), so `left_heavy_calls` writes them as it walks, with the same
+numbers (positions summed in the same order), without the samples in between.
+tests/unit/test_left_heavy_calls.py holds it to the twin's samples + ``expand_into``.
 """
 from __future__ import annotations
 
@@ -24,8 +24,7 @@ def children_heaviest_first(c_parent, total, tie):
     """The children of every node grouped by a counting sort, each group heaviest first (ties
     by ``tie`` ascending, then by node id): node p's children are ``order[first[p]:first[p +
     1]]``, the roots under the virtual node n (``first`` has n + 2 entries).  O(n) plus the
-    sorting of the groups (insertion sort up to `_INSERTION_GROUP`, stable merge sorts above):
-    the order of `stacks.left_heavy_order`."""
+    sorting of the groups (insertion sort up to `_INSERTION_GROUP`, stable merge sorts above)."""
     n = c_parent.shape[0]
     first = np.zeros(n + 2, np.int64)
     for i in range(n):
@@ -77,7 +76,7 @@ def left_heavy_calls(c_parent, c_depth, c_frame, total, self_weight, tie, base, 
     walk enters it and ends at x when it leaves it, after its children and after x += its self
     weight.  Returns (calls written, calls that last no time: weights too small to move x,
     which `stacks.drop_instant_calls` takes out with their subtrees), as `stacks.expand_into`
-    of `stacks.left_heavy_order`'s samples does.  O(n) plus the sibling sorts."""
+    of the view's samples does.  O(n) plus the sibling sorts."""
     n = c_parent.shape[0]
     first, o = children_heaviest_first(c_parent, total, tie)
     room = room_for(c_depth, 2, 2)

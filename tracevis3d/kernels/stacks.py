@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .left_heavy import children_heaviest_first
 from .stacklists import mix_pair
-from .tree import common_depth, open_depth
+from .tree import common_depth, group_by_key_into, open_depth
 
 _EMPTY = np.int64(-1)
 
@@ -41,16 +40,8 @@ def _parents_first(parent, depth):
     for i in range(n):
         if depth[i] > maxd:
             maxd = depth[i]
-    cnt = np.zeros(maxd + 2, np.int64)
-    for i in range(n):
-        cnt[depth[i] + 1] += 1
-    for d in range(maxd + 1):
-        cnt[d + 1] += cnt[d]
     order = np.empty(n, np.int64)
-    for i in range(n):
-        d = depth[i]
-        order[cnt[d]] = i
-        cnt[d] += 1
+    group_by_key_into(depth, maxd + 1, order)
     return order
 
 
@@ -154,55 +145,6 @@ def subtree_totals(c_parent, c_depth, self_weight):
         if p >= 0:
             total[p] += total[i]
     return total
-
-
-@njit(cache=True, nogil=True)
-def left_heavy_order(c_parent, total, self_weight, tie):
-    """speedscope's Left Heavy reading of a weighted stack forest, as a sequence of samples.
-
-    Every node with ``total > 0`` is drawn once, as wide as its total; its children side by
-    side from its left edge, the heaviest first (ties by ``tie``, ascending: the frame's name
-    order), its own (self) weight last, at its right end; roots likewise.  Returned as the
-    samples that `expand_into` turns into exactly those calls: (node, position)
-    per sample, position = Σ weights before it, with a closing empty sample (node -1) at the
-    end; a sample per node whose self weight is > 0, in depth-first order, each node's
-    children's samples before its own.  O(n log n) for the sorting of siblings.
-    """
-    n = c_parent.shape[0]
-    # children of each node (and the roots, under a virtual node n) grouped, heaviest first
-    first, o = children_heaviest_first(c_parent, total, tie)
-    # explicit depth-first walk: (node, next child index) on a stack
-    out_node = np.empty(n + 1, np.int64)
-    out_pos = np.empty(n + 1, np.float64)
-    m = 0
-    pos = 0.0
-    st_node = np.empty(n + 1, np.int64)
-    st_next = np.empty(n + 1, np.int64)
-    sp = 0
-    st_node[0] = n
-    st_next[0] = first[n]
-    sp = 1
-    while sp > 0:
-        v = st_node[sp - 1]
-        j = st_next[sp - 1]
-        if j < first[v + 1]:
-            st_next[sp - 1] = j + 1
-            c = o[j]
-            if total[c] > 0.0:
-                st_node[sp] = c
-                st_next[sp] = first[c]
-                sp += 1
-            continue
-        sp -= 1
-        if v < n and self_weight[v] > 0.0:
-            out_node[m] = v
-            out_pos[m] = pos
-            m += 1
-            pos += self_weight[v]
-    out_node[m] = -1
-    out_pos[m] = pos
-    m += 1
-    return out_node[:m].copy(), out_pos[:m].copy()
 
 
 @njit(cache=True, nogil=True, inline="always")
