@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .gamma import find_key, key_table, store_new_key, keyed_start, keyed_step
+from .reshape import kept_ancestor_step
 
 
 @njit(cache=True, nogil=True)
@@ -95,18 +96,13 @@ def partially_expanded(parent, hidden):
     """SEAT's partially-expanded state: a kept call is partial when some call of its
     subtree is hidden and that hidden call's nearest kept ancestor is this call (so its
     shown children are not all it had).  One pre-order sweep (parents before
-    children): up(i) = parent if kept else up(parent).  Returns bool per call."""
+    children): up(i) = parent if kept else up(parent) (`reshape.kept_ancestor_step`).  Returns
+    bool per call."""
     n = parent.shape[0]
     up = np.empty(n, np.int64)
     partial = np.zeros(n, np.bool_)
     for i in range(n):
-        p = parent[i]
-        if p < 0:
-            up[i] = -1
-        elif hidden[p]:
-            up[i] = up[p]
-        else:
-            up[i] = p
+        kept_ancestor_step(parent, hidden, up, i)
         if hidden[i] and up[i] >= 0:
             partial[up[i]] = True
     return partial
