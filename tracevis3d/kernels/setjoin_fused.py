@@ -85,8 +85,8 @@ from .hugeblock import carve
 from .fused_overview import OVERVIEW_WAVE_BYTES, overview_in_waves
 from .overview_record import add_row
 from .overview_rows import overview_row_constants, overview_rows_finish, row_key
-from .setjoin import first_greater, lower_bound, min_overlap
-from .setjoin_walk import SPARSE_RATIO, add_postings, next_row, postings_in, set_frame, zero_range
+from .setjoin import first_greater
+from .setjoin_walk import SPARSE_RATIO, add_postings, next_row, postings_in, set_frame, sparse_counts, zero_range
 from .setjoin_window import (HITS8_ROWS, column_pairs, finish_row_tiers, heavy_buckets, need_by_total,
                              row_candidates, row_tier_entries, sample_positions, uniform, window_pass)
 
@@ -101,26 +101,11 @@ RECORD_BYTES = 20
 @njit(cache=True, nogil=True)
 def _sparse_matches(nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sorted, cnt, touched, mk, mi):
     """The matches of a row counted from scratch through the sets its postings touch (as
-    `setjoin_walk._sparse_root`): ``cnt`` is zero over [k0, k1) before and after."""
-    n_t = 0
-    for j in range(lo, hi):
-        e = items[j]
-        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
-        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k1)
-        for p in range(p0, p1):
-            k = post_k[p]
-            if cnt[k] == 0:
-                touched[n_t] = k
-                n_t += 1
-            cnt[k] += 1
-    need_c = np.empty(1, cnt.dtype)
-    n = 0
-    for t in range(n_t):
-        k = touched[t]
-        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
-        if cnt[k] >= need_c[0]:
-            mk[n] = k
-            n += 1
+    `setjoin_walk._sparse_root`, `setjoin_walk.sparse_counts`): ``cnt`` is zero over [k0, k1)
+    before and after.  Returns their number, the B sets ascending in ``mk``, their overlaps in
+    ``mi``."""
+    n_t, n = sparse_counts(nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sorted, cnt, touched)
+    mk[:n] = touched[:n]
     mk[:n].sort()
     for j in range(n):
         mi[j] = cnt[mk[j]]

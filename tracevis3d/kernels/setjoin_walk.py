@@ -152,6 +152,36 @@ def postings_in(items, lo, hi, post_ptr, post_k, k_lo, k_hi):
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def sparse_counts(nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sorted, cnt, touched):
+    """A row's overlaps counted from scratch through the sets its postings touch: the counters
+    ``cnt`` of a clean window (all zero) raised through the postings of items[lo:hi] in
+    [k0, k1) (`add_postings`' ranges), the sets touched listed in ``touched``, those that
+    match (counter ≥ `min_overlap`, in the counters' dtype) moved to its front.  Returns
+    (touched, matched); the caller zeroes the touched counters."""
+    n_t = 0
+    for j in range(lo, hi):
+        e = items[j]
+        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
+        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k1)
+        for p in range(p0, p1):
+            k = post_k[p]
+            if cnt[k] == 0:
+                touched[n_t] = k
+                n_t += 1
+            cnt[k] += 1
+    need_c = np.empty(1, cnt.dtype)
+    n_m = 0
+    for t in range(n_t):
+        k = touched[t]
+        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
+        if cnt[k] >= need_c[0]:
+            touched[t] = touched[n_m]
+            touched[n_m] = k
+            n_m += 1
+    return n_t, n_m
+
+
 @njit(cache=True, nogil=True)
 def _sparse_root(v, nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sorted, b_by_size, cnt, touched,
                  qbits, i_by_q, out_q, out_i, m, limit, row_n, direct):
@@ -166,26 +196,7 @@ def _sparse_root(v, nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sor
     and header do not fit below ``limit``.  O(postings + matches·log + |B|/64 at most),
     not O(window): 100,000 one-function rows against as many B sets were 10^10 steps.
     Returns (m, wrote)."""
-    n_t = 0
-    for j in range(lo, hi):
-        e = items[j]
-        p0 = lower_bound(post_k, post_ptr[e], post_ptr[e + 1], k0)
-        p1 = lower_bound(post_k, p0, post_ptr[e + 1], k1)
-        for p in range(p0, p1):
-            k = post_k[p]
-            if cnt[k] == 0:
-                touched[n_t] = k
-                n_t += 1
-            cnt[k] += 1
-    need_c = np.empty(1, cnt.dtype)
-    n_m = 0
-    for t in range(n_t):  # the matches first, to the front of ``touched``
-        k = touched[t]
-        need_c[0] = min_overlap(nx, b_size_sorted[k], tau)
-        if cnt[k] >= need_c[0]:
-            touched[t] = touched[n_m]
-            touched[n_m] = k
-            n_m += 1
+    n_t, n_m = sparse_counts(nx, items, lo, hi, post_ptr, post_k, k0, k1, tau, b_size_sorted, cnt, touched)
     if n_m and m + n_m + 1 > limit:
         for t in range(n_t):
             cnt[touched[t]] = 0
