@@ -148,9 +148,11 @@ def match_xwy(t, starts, word, space, xs, xptr, xfirst, ys, yptr, yb, yfirst, se
     return out
 
 
-@njit(cache=True, nogil=True)
-def match_sep_keyword(t, starts, word, space, ks, kptr, kfirst):
-    """Rule shape ``(^|[\\s.:'_<])K(\\b|_|\\()`` per name; O(characters x keywords)."""
+@njit(cache=True, nogil=True, inline="always")
+def _match_somewhere(t, starts, word, space, ks, kptr, kfirst, keyword):
+    """Per name: some literal occurs in it; with ``keyword``, only one that starts the name or
+    follows one of ``\\s . : ' _ <`` and ends it or is followed by a non-word character, ``_``
+    or ``(`` (`match_sep_keyword`; ``word`` and ``space`` are read only then)."""
     n = starts.shape[0] - 1
     out = np.zeros(n, np.bool_)
     for k in range(n):
@@ -159,13 +161,16 @@ def match_sep_keyword(t, starts, word, space, ks, kptr, kfirst):
         for p in range(a, b):
             if not _can_start(t[p], kfirst):
                 continue
-            if p > a:
+            if keyword and p > a:
                 c = t[p - 1]
                 if not (space[c] != 0 or c == 46 or c == 58 or c == 39 or c == 95 or c == 60):
                     continue
             found = False
             for j in range(kptr.shape[0] - 1):
                 if _lit_at(t, p, b, ks, kptr, j):
+                    if not keyword:
+                        found = True
+                        break
                     stop = p + kptr[j + 1] - kptr[j]
                     if stop >= b or word[t[stop]] == 0 or t[stop] == 95 or t[stop] == 40:
                         found = True
@@ -174,6 +179,12 @@ def match_sep_keyword(t, starts, word, space, ks, kptr, kfirst):
                 out[k] = True
                 break
     return out
+
+
+@njit(cache=True, nogil=True)
+def match_sep_keyword(t, starts, word, space, ks, kptr, kfirst):
+    """Rule shape ``(^|[\\s.:'_<])K(\\b|_|\\()`` per name; O(characters x keywords)."""
+    return _match_somewhere(t, starts, word, space, ks, kptr, kfirst, True)
 
 
 @njit(cache=True, nogil=True)
@@ -196,20 +207,4 @@ def match_anchored(t, starts, ks, kptr):
 @njit(cache=True, nogil=True)
 def match_literals(t, starts, ls, lptr, lfirst):
     """Some literal occurs in the name."""
-    n = starts.shape[0] - 1
-    out = np.zeros(n, np.bool_)
-    for k in range(n):
-        a = starts[k]
-        b = starts[k + 1]
-        for p in range(a, b):
-            if not _can_start(t[p], lfirst):
-                continue
-            found = False
-            for j in range(lptr.shape[0] - 1):
-                if _lit_at(t, p, b, ls, lptr, j):
-                    found = True
-                    break
-            if found:
-                out[k] = True
-                break
-    return out
+    return _match_somewhere(t, starts, lfirst, lfirst, ls, lptr, lfirst, False)
