@@ -204,7 +204,7 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
     # the segment tree, made the first time a match reaches past FEW_LEVELS: its leaves are
     # the distinct partners v in B's pre-order (leaf_of[x]: how many of them are below x)
     have_tree = False
-    leaf_of = np.empty(0, np.int64)
+    leaf_of = np.empty(0, np.int32)          # (int32: at most one leaf per call of B)
     size = 1
     tree = np.empty(0, np.int64)
     log_node = np.empty(1024, np.int64)
@@ -215,8 +215,10 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
     stack_g0 = np.empty(64, np.int64)        # its groups: [g0, g1), g1 = -1 while still made
     stack_g1 = np.empty(64, np.int64)
     sp = 0
-    root_a = np.empty(m, np.int32)
-    root_b = np.empty(m, np.int32)
+    # the roots grown as groups are made (a quarter of the matches or fewer on the synthetic
+    # pairs: room for every match would hold 8 bytes a match through the walk)
+    root_a = np.empty(min(m, 1024), np.int32)
+    root_b = np.empty(min(m, 1024), np.int32)
     ng = 0
     for i in range(m):
         u = pair_a[i]
@@ -240,7 +242,7 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
         if found < 0 and sp > FEW_LEVELS:
             if not have_tree:
                 have_tree = True
-                leaf_of = np.zeros(end_index_b.shape[0] + 1, np.int64)
+                leaf_of = np.zeros(end_index_b.shape[0] + 1, np.int32)
                 for x in range(m):
                     leaf_of[pair_b[x] + 1] = 1
                 for x in range(end_index_b.shape[0]):
@@ -252,12 +254,12 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
                     stack_log[s_] = n_log
                     g1 = stack_g1[s_] if stack_g1[s_] >= 0 else ng
                     for g in range(stack_g0[s_], g1):
-                        n_log, log_node, log_old = _tree_add(tree, size, leaf_of[root_b[g]],
-                                                             leaf_of[end_index_b[root_b[g]]],
+                        n_log, log_node, log_old = _tree_add(tree, size, np.int64(leaf_of[root_b[g]]),
+                                                             np.int64(leaf_of[end_index_b[root_b[g]]]),
                                                              (np.int64(depth_a[stack_a[s_]]) << 32) | g,
                                                              log_node, log_old, n_log)
             best = big
-            x = leaf_of[v] + size
+            x = np.int64(leaf_of[v]) + size
             while x >= 1:
                 if tree[x] < best:
                     best = tree[x]
@@ -267,6 +269,8 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
         if found >= 0:
             local[i] = found
             continue
+        root_a = _grown(root_a, ng + 1)
+        root_b = _grown(root_b, ng + 1)
         root_a[ng] = u
         root_b[ng] = v
         local[i] = ng
@@ -283,7 +287,7 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
             stack_g1[sp] = -1
             sp += 1
         if have_tree:                         # the group's B subtree [G_B, end) over the leaves
-            n_log, log_node, log_old = _tree_add(tree, size, leaf_of[v], leaf_of[end_index_b[v]],
+            n_log, log_node, log_old = _tree_add(tree, size, np.int64(leaf_of[v]), np.int64(leaf_of[end_index_b[v]]),
                                                  (np.int64(depth_a[u]) << 32) | ng, log_node, log_old, n_log)
         ng += 1
     return root_a[:ng].copy(), root_b[:ng].copy()
