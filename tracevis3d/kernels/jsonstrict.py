@@ -10,9 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from numba.cpython.unsafe.numbers import trailing_zeros
-
-from .jsontokens import eq_mask32
+from .jsontokens import scan_string as jt_scan_string
 from .textscan import load_u64
 
 
@@ -124,50 +122,11 @@ def _check_string(buf, a, b, strict):
     return True
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _string_end(buf, i):
-    """`jsontokens.scan_string` (the string at its opening quote ``buf[i]``: (index after its
-    closing quote, or -1 when the bytes end first; has escapes)), compiled without reference
-    counting: every call of a function that counts them costs two atomic operations per array."""
-    n = buf.shape[0]
-    i += 1
-    esc = False
-    while i + 32 <= n:
-        mq = eq_mask32(buf, i, np.uint8(34))
-        mb = eq_mask32(buf, i, np.uint8(92))
-        if mq != np.uint32(0):
-            if mb & ((mq & (~mq + np.uint32(1))) - np.uint32(1)) == np.uint32(0):  # no backslash before it
-                return i + np.int64(trailing_zeros(mq)) + 1, esc
-        elif mb == np.uint32(0):
-            i += 32
-            continue
-        end = i + 32
-        while i < end:
-            c = buf[i]
-            if c == 34:
-                return i + 1, esc
-            if c == 92:
-                esc = True
-                i += 2
-                continue
-            i += 1
-    while i < n:
-        c = buf[i]
-        if c == 34:
-            return i + 1, esc
-        if c == 92:
-            esc = True
-            i += 2
-            continue
-        i += 1
-    return np.int64(-1), esc
-
-
 @njit(cache=True, nogil=True, inline="always")
 def scan_string(buf, i, n, strict):
     """The string at ``buf[i]`` (its opening quote): (index after it, has escapes), index -1
     when it is not one this reader takes (`_check_string`)."""
-    j, esc = _string_end(buf, i)
+    j, esc = jt_scan_string(buf, i)
     if j < 0:
         return np.int64(-1), esc
     if (esc or strict) and not _check_string(buf, i + 1, j - 1, strict):

@@ -66,7 +66,7 @@ def eq_mask32(typingctx, buf, pos, byte):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def scan_string(buf, i):
     """``buf[i]`` is the opening quote.  Returns (index after closing quote,
     has_escape), or (-1, has_escape so far) if the bytes end first.
@@ -76,7 +76,9 @@ def scan_string(buf, i):
     a backslash before its first quote (or none) is stepped through byte by byte, an escape
     taking the byte after it; the last 31 bytes of the buffer byte by byte.  A walk of every
     string of a 289 MB trace this way takes half a byte loop's time
-    (bench/probe_simd_scan.py); the twin is tests/test_json_scan.py's `_scan_string_bytes`."""
+    (bench/probe_simd_scan.py); the twin is tests/test_json_scan.py's `_scan_string_bytes`.
+    Compiled without reference counting (it allocates nothing): a call of a function that
+    counts them costs two atomic operations per array."""
     n = buf.shape[0]
     i += 1
     esc = False
@@ -108,7 +110,7 @@ def scan_string(buf, i):
             i += 2
             continue
         i += 1
-    return -1, esc
+    return np.int64(-1), esc
 
 
 @njit(cache=True, nogil=True)
