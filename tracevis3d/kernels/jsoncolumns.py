@@ -10,9 +10,9 @@ Only what is certainly read the way orjson reads it is taken: an array whose ele
 JSON numbers or ``null`` (RFC 8259's grammar, ``-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?``),
 with at least ``min_len`` elements, where each integer has at most 18 digits (exact in int64)
 and each number with a fraction or an exponent is exact by the fast path of Clinger's algorithm
-(W. D. Clinger, "How to read floating point numbers accurately", PLDI 1990: a decimal
-mantissa m < 2^53 and a power of ten 10^|e| with |e| <= 22 are both exact doubles, so one IEEE
-multiply or divide gives the correctly rounded value, as orjson gives).  Any other array (one
+(`jsontokens.fast_path_value`: a decimal mantissa m < 2^53 and a power of ten 10^|e| with
+|e| <= 22 are both exact doubles, so one IEEE multiply or divide gives the correctly rounded
+value, as orjson gives).  Any other array (one
 holding a string, a literal other than null, a nested value, a number outside those bounds or
 malformed) is left in the text for the parser, which reads or refuses it as before.  Strings are
 skipped whole (`jsontokens.scan_string`), so brackets inside them are never taken for arrays.
@@ -20,12 +20,10 @@ skipped whole (`jsontokens.scan_string`), so brackets inside them are never take
 import numpy as np
 from numba import njit
 
-from .jsontokens import scan_string
+from .jsontokens import fast_path_value, scan_string
 
 #: element kinds in the ``kind`` pool
 K_INT, K_FLOAT, K_NULL = 0, 1, 2
-
-_POW10 = np.array([10.0 ** k for k in range(23)])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -105,15 +103,8 @@ def _number(buf, i, n):
         e *= es
     if m >= 9007199254740992:
         return -1, K_FLOAT, 0, 0.0
-    e10 = e - frac
-    fm = float(m)
-    if m == 0:
-        v = 0.0
-    elif 0 <= e10 <= 22:
-        v = fm * _POW10[e10]
-    elif -22 <= e10 < 0:
-        v = fm / _POW10[-e10]
-    else:
+    v, exact = fast_path_value(m, e - frac)
+    if not exact:
         return -1, K_FLOAT, 0, 0.0
     return j, K_FLOAT, np.int64(0), -v if neg else v
 

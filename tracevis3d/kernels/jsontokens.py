@@ -123,6 +123,22 @@ def fnv1a(buf, off, ln):
     return np.int64(h)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def fast_path_value(m, e10):
+    """m · 10^e10 for a decimal mantissa 0 ≤ m < 2^53 by the fast path of Clinger's algorithm
+    (W. D. Clinger, "How to read floating point numbers accurately", PLDI 1990: m and 10^|e10|
+    ≤ 10^22 are exact doubles, so one IEEE multiply or divide rounds correctly): (value, True),
+    or (0.0, False) when |e10| > 22 and m > 0 (the caller reads it another way)."""
+    fm = float(m)
+    if m == 0:
+        return 0.0, True
+    if 0 <= e10 <= 22:
+        return fm * _POW10[e10], True
+    if -22 <= e10 < 0:
+        return fm / _POW10[-e10], True
+    return 0.0, False
+
+
 @njit(cache=True, nogil=True)
 def parse_number(buf, i):
     """Parse a JSON number at i.  Returns (value, end, exact).
@@ -194,15 +210,7 @@ def parse_number(buf, i):
         exact = False
     v = 0.0
     if exact:
-        fm = float(m)
-        if m == 0:
-            v = 0.0
-        elif 0 <= e10 <= 22:
-            v = fm * _POW10[e10]
-        elif -22 <= e10 < 0:
-            v = fm / _POW10[-e10]
-        else:
-            exact = False
+        v, exact = fast_path_value(m, e10)
     if neg:
         v = -v
     return v, j, exact
