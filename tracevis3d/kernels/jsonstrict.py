@@ -135,6 +135,17 @@ def scan_string(buf, i, n, strict):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _digit_run(buf, j, n):
+    """The index after the run of digits at ``j`` (a fraction's or an exponent's: one at least),
+    -1 when there is none."""
+    if j >= n or not (48 <= buf[j] <= 57):
+        return np.int64(-1)
+    while j < n and 48 <= buf[j] <= 57:
+        j += 1
+    return j
+
+
+@njit(cache=True, nogil=True, inline="always")
 def scan_number(buf, i, n):
     """The JSON number at ``i``: (index after it, kind, value): kind 1 an integer of at most 18
     digits (its value), 2 any other valid number, 0 none (index -1)."""
@@ -160,20 +171,17 @@ def scan_number(buf, i, n):
             j += 1
     kind = 1 if nd <= 18 else 2
     if j < n and buf[j] == 46:
-        j += 1
-        if j >= n or not (48 <= buf[j] <= 57):
+        j = _digit_run(buf, j + 1, n)
+        if j < 0:
             return np.int64(-1), 0, np.int64(0)
-        while j < n and 48 <= buf[j] <= 57:
-            j += 1
         kind = 2
     if j < n and (buf[j] == 101 or buf[j] == 69):
         j += 1
         if j < n and (buf[j] == 43 or buf[j] == 45):
             j += 1
-        if j >= n or not (48 <= buf[j] <= 57):
+        j = _digit_run(buf, j, n)
+        if j < 0:
             return np.int64(-1), 0, np.int64(0)
-        while j < n and 48 <= buf[j] <= 57:
-            j += 1
         kind = 2
     return j, kind, -v if neg else v
 
