@@ -5,9 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
-# the kernels compiled once, for the generic CPU as the extension zip and the wheel ship them, and
-# installed into the tests' cache (compiled only when that cache is cold: a clean checkout)
-.venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" >&2 || echo "kernels: not seeded; the tests compile them" >&2
+mkdir -p build/test-logs
 # a python3.13 that really runs (a pyenv shim for an inactive version does not)
 PY313=""
 for cand in "${PYTHON313:-}" "$(command -v python3.13 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
@@ -15,16 +13,25 @@ for cand in "${PYTHON313:-}" "$(command -v python3.13 || true)" "${PYENV_ROOT:-$
     PY313="$cand"; break
   fi
 done
-# .venv313 built before the tests: tests/realtraces/test_live_monitoring.py runs the Python 3.13
-# hooks in it (built after them, as before, they skipped on every clean clone)
+# .venv313 built before the tests (beside the kernels' compile: mostly waiting on pip):
+# tests/realtraces/test_live_monitoring.py runs the Python 3.13 hooks in it (built after them, as
+# before, they skipped on every clean clone)
+venv313_pid=""
 if [ -n "$PY313" ] && [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" != 1 ]; then
   want="$(sha256sum tests/smoke/requirements-bpy52.txt | cut -d' ' -f1)"
   if [ ! -x .venv313/bin/python ] || [ "$(cat .venv313/.requirements.sha 2>/dev/null)" != "$want" ]; then
-    "$PY313" -m venv .venv313
-    .venv313/bin/python -m pip install -q -r tests/smoke/requirements-bpy52.txt >&2
-    echo "$want" > .venv313/.requirements.sha
+    ( "$PY313" -m venv .venv313 && .venv313/bin/python -m pip install -q -r tests/smoke/requirements-bpy52.txt >&2 &&
+      echo "$want" > .venv313/.requirements.sha ) &
+    venv313_pid=$!
   fi
 fi
+# the kernels compiled once, for the generic CPU as the extension zip and the wheel ship them, and
+# installed into the tests' cache (compiled only when that cache is cold: a clean checkout); each
+# part's steps and CPU seconds in build/kernel-cache/<sources hash>.log
+kernels_t0=$SECONDS
+.venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" >&2 || echo "kernels: not seeded; the tests compile them" >&2
+echo "kernels: $(( SECONDS - kernels_t0 )) s" >&2
+[ -z "$venv313_pid" ] || wait "$venv313_pid" || { echo "setup: building .venv313 failed" >&2; exit 1; }
 status=0
 pids=()
 # a pytest session in the background, its output kept whole in build/test-logs/NAME.log:
@@ -47,39 +54,48 @@ end_sessions() {
     cat "build/test-logs/${spec%%:*}.log"
   done
 }
-if [ $# -eq 0 ]; then
-  # the whole suite: every interpreter's generic-CPU kernels (Python 3.13's for bpy 5.2) compiled
-  # now, while nothing else runs, where build/kernel-cache/ lacks them (the extension test's
-  # build copies them instead of compiling them beside the two test sessions)
-  .venv/bin/python tools/kernel_caches.py --all-interpreters >&2 || echo "kernels: the extension build compiles them" >&2
-fi
-if [ $# -gt 0 ]; then
+# tests/unit as two pytest sessions side by side, one a core, its files dealt by their measured
+# durations (tools/deal_tests.py: tests/support/unit_durations.txt) so that both end together;
+# each session's JUnit XML gives this run's durations (build/test-logs/unit-durations.txt)
+unit_layer() {
+  local line_a line_b unit_a unit_b
+  { read -r line_a; read -r line_b; } < <(.venv/bin/python tools/deal_tests.py tests/unit)
+  read -ra unit_a <<< "$line_a"; read -ra unit_b <<< "$line_b"
+  local t0=$SECONDS
+  start_session unit-a --junitxml=build/test-logs/unit-a.xml "${unit_a[@]}"
+  start_session unit-b --junitxml=build/test-logs/unit-b.xml "${unit_b[@]}"
+  end_sessions "unit-a:tests/unit, session a (${#unit_a[@]} files)" "unit-b:tests/unit, session b (${#unit_b[@]} files)"
+  .venv/bin/python tools/deal_tests.py --record build/test-logs/unit-a.xml build/test-logs/unit-b.xml \
+    > build/test-logs/unit-durations.txt 2>/dev/null || true
+  echo "== tests/unit: $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s wall for both sessions (budget 2 min)"
+}
+if [ "$*" = tests/unit ]; then
+  unit_layer  # make test-fast
+elif [ $# -gt 0 ]; then
   .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 else
   # every layer (a folder of tests/ holding test_*.py): tests/unit first (its failures show in a
-  # few minutes), its files dealt alternately to two pytest sessions side by side, one a core;
-  # then the others as two sessions side by side: tests/blender in one, the rest in the other
-  # (each session one test at a time, in file order, as before: the same order and fixtures as
-  # a session of its own).  Each session's output is kept whole in build/test-logs/ and printed,
-  # one after the other, when both have ended.
+  # few minutes, `unit_layer`); then the others as two sessions side by side: tests/blender in
+  # one; in the other the other interpreters' generic-CPU kernels (Python 3.13's, for the
+  # extension zip, the wheel and bpy 5.2: tools/kernel_caches.py --all-interpreters, where
+  # build/kernel-cache/ lacks them), then the rest.  Each session one test at a time, in file
+  # order, as before: the same order and fixtures as a session of its own.  The 3.13 kernels run
+  # there because tests/blender outlasts the rest by about their time (10.5 and 5.5 min); the
+  # extension and wheel tests' builds wait for them (built_cache's lock) rather than compile
+  # them again.  Each session's output is kept whole in build/test-logs/ and printed, one after
+  # the other, when both have ended.
   mapfile -t layers < <(for d in tests/*/; do compgen -G "${d}test_*.py" >/dev/null && echo "${d%/}"; done)
   rest=()
   for d in "${layers[@]}"; do [ "$d" = tests/unit ] || [ "$d" = tests/blender ] || rest+=("$d"); done
-  mkdir -p build/test-logs
-  mapfile -t unit_files < <(ls tests/unit/test_*.py)
-  unit_a=(); unit_b=()
-  for i in "${!unit_files[@]}"; do
-    if (( i % 2 )); then unit_b+=("${unit_files[$i]}"); else unit_a+=("${unit_files[$i]}"); fi
-  done
-  unit_t0=$SECONDS
-  start_session unit-a "${unit_a[@]}"
-  start_session unit-b "${unit_b[@]}"
-  end_sessions "unit-a:tests/unit, even files" "unit-b:tests/unit, odd files"
-  echo "== tests/unit: $(( (SECONDS - unit_t0) / 60 )) min $(( (SECONDS - unit_t0) % 60 )) s wall for both sessions (budget 2 min)"
-  : > build/test-logs/others.log
+  unit_layer
   start_session blender tests/blender
-  [ ${#rest[@]} -eq 0 ] || start_session others "${rest[@]}"
-  end_sessions "blender:tests/blender" "others:${rest[*]}"
+  ( t0=$SECONDS
+    .venv/bin/python tools/kernel_caches.py --all-interpreters || echo "kernels: the extension build compiles them"
+    echo "kernels of the other interpreters: $(( SECONDS - t0 )) s"
+    [ ${#rest[@]} -eq 0 ] || exec .venv/bin/python -m pytest -q -p no:cacheprovider "${rest[@]}"
+  ) > build/test-logs/others.log 2>&1 &
+  pids+=($!)
+  end_sessions "blender:tests/blender" "others:other interpreters' kernels, ${rest[*]}"
 fi
 # the smoke runs of every Blender line: 4.2 LTS, 4.5 LTS, 5.0, and 5.2 where .venv313 is (scripts/smoke_all.sh)
 [ -n "$PY313" ] || echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2

@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -151,21 +152,25 @@ def _compile(python: str, stage_root: Path, out: Path) -> None:
     core = stage_root / "tracevis3d"
     with tempfile.TemporaryDirectory(prefix="tv3d-kernels-") as tmp:
         caches = [Path(tmp) / "part1", Path(tmp) / "part2"]
-        procs = []
+        procs, t0 = [], time.perf_counter()
         for part, cache in enumerate(caches, 1):
             env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(stage_root))
             env.pop("NUMBA_CPU_FEATURES", None)
             log = open(Path(tmp) / f"part{part}.log", "w+")
             procs.append((subprocess.Popen([python, "-m", "tracevis3d.warmup", "--part", str(part)], env=env,
                                            cwd=str(stage_root), stdout=log, stderr=subprocess.STDOUT), log))
-        for proc, log in procs:
-            proc.wait()
-        for proc, log in procs:
+        report = []
+        for part, (proc, log) in enumerate(procs, 1):
+            _, status, usage = os.wait4(proc.pid, 0)  # the part's own CPU seconds (`compile_report`)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            log.seek(0)
+            report.append(f"part {part}: {time.perf_counter() - t0:.0f} s wall, "
+                          f"{usage.ru_utime + usage.ru_stime:.0f} s CPU")
+            report += log.read().strip().splitlines()
             if proc.returncode != 0:
-                log.seek(0)
-                last = (log.read().strip().splitlines() or ["failed"])[-1]
-                raise KernelCacheError(f"pre-building the kernels with {python} failed: {last}")
+                raise KernelCacheError(f"pre-building the kernels with {python} failed: {report[-1]}")
             log.close()
+        _write_whole(Path(str(out) + ".log"), f"{python}\n" + "\n".join(report) + "\n")
         merge_cache(caches[0], caches[1])
         env = dict(os.environ, PYTHONPATH=str(stage_root))
         r = subprocess.run([python, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
@@ -202,12 +207,32 @@ def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) ->
 def built_cache(python: str, info: dict, root: Path) -> tuple[Path, bool]:
     """The generic-CPU kernel cache of ``root``'s sources for ``python`` in ``build/kernel-cache/``
     (keyed by `sources_digest`), compiled first where missing: (its folder, whether it was
-    compiled now)."""
-    out = KERNEL_CACHE / sources_digest(root / "tracevis3d", info)
+    compiled now).  One build at a time per folder (a lock file beside it): a build that finds
+    another process compiling the same folder (``make test``'s others session compiling Python
+    3.13's while the extension test builds the zip) waits for it and takes its result instead of
+    compiling it a second time."""
+    return _build_once(python, root, KERNEL_CACHE / sources_digest(root / "tracevis3d", info))
+
+
+def _build_once(python: str, root: Path, out: Path) -> tuple[Path, bool]:
+    """`_compile` into ``out`` unless it is built, under ``out``'s lock (`built_cache`)."""
+    import fcntl
+
     if (out / "manifest.json").is_file():
         return out, False
-    _compile(python, root, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(out) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process ends)
+        if (out / "manifest.json").is_file():
+            return out, False
+        _compile(python, root, out)
     return out, True
+
+
+def _write_whole(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def prebuild_all() -> str:
@@ -267,7 +292,7 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True) -> str:
     if not (out / "manifest.json").is_file():
         if not compile_if_cold or _has_kernels_of(cache_dir, core):
             return f"kernels: not seeded ({cache_dir} is warm and {out.name} is not built)"
-        _compile(sys.executable, REPO, out)
+        _build_once(sys.executable, REPO, out)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
     r = subprocess.run([sys.executable, "-c", "import json, sys; from tracevis3d.kernel_cache import install_shipped; "
                         "print(json.dumps(install_shipped(sys.argv[1], sys.argv[2], sys.argv[3])))",
