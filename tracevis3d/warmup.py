@@ -141,6 +141,8 @@ def _load_all(part: int = 0):
     forms = _warmup_bytes()
     traces = None
     if part in (0, 1):
+        from .kernels import sigbus_guard  # noqa: F401  (the command line's guard of mapped files, cached)
+
         traces = _load_each(forms["plain"])
     if part in (0, 2):
         traces = _load_each(forms["packed"])

@@ -12,8 +12,8 @@ inside Blender with the user's whole session.  Two ways out, chosen per process:
   copy is mapped.  Costs the copy's time and, without reflinks, its disk space until the trace is
   dropped; files that fit well in memory are read instead (`native.load_native`).
 - **the file itself, guarded** (the one-shot command line, `exit_on_sigbus`): a signal handler
-  compiled by numba (machine code: async-signal-safe, no Python, no GIL) writes one line to
-  stderr and exits with status 1.  The fast path for windows of 10^8-call files; a process
+  compiled by numba (`kernels.sigbus_guard`: machine code, async-signal-safe, no Python, no GIL,
+  loaded from the kernel cache) writes one line to stderr and exits with status 1.  The fast path for windows of 10^8-call files; a process
   that installs it accepts dying, cleanly, when its input is cut under it.
 """
 from __future__ import annotations
@@ -22,10 +22,7 @@ import os
 import signal
 import sys
 
-__all__ = ["exit_on_sigbus", "prefer_guard", "guarded", "private_copy", "available_memory", "SIGBUS_MESSAGE"]
-
-SIGBUS_MESSAGE = (b"tracevis3d: error: a memory-mapped trace file was cut short or changed by another program "
-                  b"while it was read (SIGBUS); stopped, nothing written\n")
+__all__ = ["exit_on_sigbus", "prefer_guard", "guarded", "private_copy", "available_memory"]
 
 _installed = False
 _wanted = False  # the process asked for the guard (`prefer_guard`): installed when a file is first mapped
@@ -34,7 +31,7 @@ _keep = []  # the compiled handler and its message stay alive as long as the pro
 
 def prefer_guard() -> None:
     """This process (a one-shot command) maps files in place under `exit_on_sigbus`, installed
-    when a file is first mapped (compiling the handler costs ~0.5 s: only when needed)."""
+    when a file is first mapped (loading the handler imports numba: only when needed)."""
     global _wanted
     _wanted = True
 
@@ -48,9 +45,10 @@ def guarded() -> bool:
 
 
 def exit_on_sigbus() -> bool:
-    """Install a SIGBUS handler that writes `SIGBUS_MESSAGE` to stderr and ``_exit(1)``s: for
-    one-shot processes (the CLI) that map input files in place.  Idempotent; False where it
-    cannot be installed (no POSIX signals, numba cannot compile it): files are then copied."""
+    """Install a SIGBUS handler (`kernels.sigbus_guard.on_sigbus`) that writes its one line to
+    stderr and ``_exit(1)``s: for one-shot processes (the CLI) that map input files in place.
+    Idempotent; False where it cannot be installed (no POSIX signals, numba cannot compile it):
+    files are then copied."""
     global _installed
     if _installed:
         return True
@@ -59,29 +57,13 @@ def exit_on_sigbus() -> bool:
     try:
         import ctypes
 
-        import numpy as np
-        from numba import cfunc, types
+        from ..kernels.sigbus_guard import on_sigbus
 
         libc = ctypes.CDLL(None)
-        c_write = libc.write
-        c_write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
-        c_write.restype = ctypes.c_ssize_t
-        c_exit = libc._exit
-        c_exit.argtypes = [ctypes.c_int]
-        c_exit.restype = None
-        msg = np.frombuffer(SIGBUS_MESSAGE, np.uint8).copy()
-        addr, n = msg.ctypes.data, msg.size
-
-        # not cached: the addresses of libc's functions and of the message change per process
-        @cfunc(types.void(types.int32))
-        def _on_sigbus(sig):
-            c_write(2, addr, n)
-            c_exit(1)
-
         libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
         libc.signal.restype = ctypes.c_void_p
-        libc.signal(int(signal.SIGBUS), ctypes.c_void_p(_on_sigbus.address))
-        _keep.extend([_on_sigbus, msg, libc])
+        libc.signal(int(signal.SIGBUS), ctypes.c_void_p(on_sigbus.address))
+        _keep.extend([on_sigbus, libc])
     except Exception as e:  # noqa: BLE001 (any failure: fall back to private copies)
         sys.stderr.write(f"tracevis3d: note: no SIGBUS guard ({type(e).__name__}: {e}); mapped files are copied\n")
         return False
