@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import tracevis3d
 from tracevis3d.analysis.comparison import Comparison, compare_traces
-from tracevis3d.kernels.gamma import process_hash_seed, subtree_gamma_classes, subtree_shape_classes
+from tracevis3d.kernels.gamma import process_hash_seed
+from tracevis3d.kernels.gamma_sweep import gamma_classes_grown, shape_classes_grown
 from tracevis3d.kernels.repetition import sibling_repetitions
 from tracevis3d.kernels.setjoin import jaccard_join_bruteforce, sets_to_bitsets
 from tracevis3d.kernels.setjoin_prefix import jaccard_join
@@ -497,7 +498,7 @@ def test_gamma_classes_of_two_sweeps_are_those_of_one():
             maps.append(np.array(intern_all(t.function_names, index, functions), np.int32))
         func = np.concatenate([maps[0][a.func], maps[1][b.func]]).astype(np.int32)
         end = np.concatenate([a.end_index, b.end_index.astype(np.int64) + len(a)]).astype(np.int32)
-        want = renumber_sets_by_size(*subtree_gamma_classes(func, end, len(functions), process_hash_seed()))
+        want = renumber_sets_by_size(*gamma_classes_grown(func, end, len(functions), process_hash_seed()))
         got_functions, *got = gamma_classes(a, b)
         assert got_functions == functions
         for g, w in zip(got, want):
@@ -523,14 +524,14 @@ def test_gamma_and_shape_classes_on_synthetic():
     from tracevis3d.io.synthesis import synthetic_trace
 
     t = synthetic_trace(3000, threads=2, seed=4)
-    cls, ptr, items = subtree_gamma_classes(t.func, t.end_index, t.n_functions, process_hash_seed())
+    cls, ptr, items = gamma_classes_grown(t.func, t.end_index, t.n_functions, process_hash_seed())
     g = [frozenset(t.func[i:t.end_index[i]].tolist()) for i in range(len(t))]
     first = {}
     for i, s in enumerate(g):
         assert first.setdefault(s, cls[i]) == cls[i]
         assert frozenset(items[ptr[cls[i]]:ptr[cls[i] + 1]].tolist()) == s
     assert len(first) == len(ptr) - 1
-    shape, n_shapes = subtree_shape_classes(t.func, t.end_index, process_hash_seed())
+    shape, n_shapes = shape_classes_grown(t.func, t.end_index, process_hash_seed())
     sb = shapes_bf(t)
     m = {}
     for i in range(len(t)):

@@ -1,12 +1,14 @@
 """`kernels.gamma_sweep`: the comparison's hash-consing sweeps with tables grown with the keys
-give `kernels.gamma`'s classes, numbered the same (their brute-force twins are in
-tests/realtraces/test_compare.py), on traces whose classes outgrow every first capacity."""
+give the classes of the sweeps sized by the calls (tests/support/gamma_twins.py), numbered the
+same (their brute-force twins are in tests/realtraces/test_compare.py), on traces whose classes
+outgrow every first capacity."""
 import numpy as np
 import pytest
+from gamma_twins import subtree_gamma_classes, subtree_shape_classes
 
 import tracevis3d
 from tracevis3d.kernels import gamma_sweep
-from tracevis3d.kernels.gamma import process_hash_seed, subtree_gamma_classes, subtree_shape_classes
+from tracevis3d.kernels.gamma import process_hash_seed
 from tracevis3d.kernels.gamma_sweep import gamma_classes_grown, shape_classes_grown
 
 

@@ -8,8 +8,8 @@ import pytest
 from tracevis3d.kernels import gamma
 from tracevis3d.kernels.cone import calling_context_tree, close_under_parents
 from tracevis3d.kernels.dag import subtree_dag
-from tracevis3d.kernels.gamma import (keyed_start, keyed_step, process_hash_seed, subtree_gamma_classes,
-                                      subtree_shape_classes, table_probes)
+from tracevis3d.kernels.gamma import keyed_start, keyed_step, process_hash_seed, table_probes
+from tracevis3d.kernels.gamma_sweep import gamma_classes_grown, shape_classes_grown
 from tracevis3d.kernels.patterns import relaxed_classes
 from tree_factory import random_trace
 
@@ -93,9 +93,9 @@ def test_results_do_not_depend_on_the_seed(seed):
     t = random_trace(n_roots=20, fanout=3, max_depth=4, threads=2, seed=seed, n_func=5)
     s0, s1 = np.uint64(0), process_hash_seed()
     for a, b in [(subtree_dag(t.func, t.end_index, s0), subtree_dag(t.func, t.end_index, s1)),
-                 (subtree_shape_classes(t.func, t.end_index, s0), subtree_shape_classes(t.func, t.end_index, s1)),
-                 (subtree_gamma_classes(t.func, t.end_index, t.n_functions, s0),
-                  subtree_gamma_classes(t.func, t.end_index, t.n_functions, s1)),
+                 (shape_classes_grown(t.func, t.end_index, s0), shape_classes_grown(t.func, t.end_index, s1)),
+                 (gamma_classes_grown(t.func, t.end_index, t.n_functions, s0),
+                  gamma_classes_grown(t.func, t.end_index, t.n_functions, s1)),
                  (relaxed_classes(t.func, t.end_index, t.func, False, True, True, s0),
                   relaxed_classes(t.func, t.end_index, t.func, False, True, True, s1))]:
         for x, y in zip(a, b):

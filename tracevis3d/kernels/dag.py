@@ -5,7 +5,7 @@ in which every distinct subtree -- same function, same ordered children, recursi
 is one node; a call is then a pointer to its node, and a repeated subtree costs one
 pointer per repetition.  `subtree_dag` builds it in O(n) by hashing in post-order (a
 reverse sweep over calls in per-thread pre-order visits children before parents), the
-same construction as `kernels.gamma.subtree_shape_classes` but returning the DAG itself:
+same construction as `kernels.gamma_sweep.shape_classes_grown` but returning the DAG itself:
 
     key(i) = (func[i], node(c_1), ..., node(c_m))     c_j the children of i in call order
     node(i) = the id of key(i) in a hash table whose hits are verified element by element

@@ -7,9 +7,11 @@ we give every distinct set one id (a *class*) and compute on classes, not calls.
 
 The same machinery, with ordered children instead of sets, gives the classes of
 *identical subtrees* that SEAT's Compact Trace Format stores once (SEAT Sec. 2.9:
-"identical subtrees hashed in post-order"); `subtree_shape_classes` is that.
+"identical subtrees hashed in post-order").  The sweeps themselves are
+`gamma_sweep.gamma_classes_grown` and `gamma_sweep.shape_classes_grown`; this module holds
+their parts.
 
-Both kernels are one reverse sweep over calls in per-thread pre-order (children
+Both sweeps are one reverse sweep over calls in per-thread pre-order (children
 have larger indices than their parent, and the children of ``i`` are
 ``i+1, end_index[i+1], ...`` up to ``end_index[i]``), with an open-addressing
 hash table whose entries are verified element by element, so equal ids mean
@@ -273,54 +275,10 @@ def find_gamma(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf, 
     return found, slot, h, m
 
 
-@njit(cache=True, nogil=True)
-def subtree_gamma_classes(func, end_index, n_func, seed):
-    """Γ-set class of every call (TraceDiff Sec. III, Eq. 2), hash-consed.
-
-    Γ(i) = {func[i]} ∪ ⋃_{c child of i} Γ(c).  Reverse sweep i = n-1 .. 0: the
-    union is built from the *distinct* classes of i's children (each class's set
-    is stored once), marking functions with a stamp array; the set's hash is the
-    XOR of ``keyed_start(f, seed)`` over its elements (order-free, so no sort is needed
-    to look it up), and a table hit is confirmed element by element.  Work is
-    O(n + Σ_i Σ_{distinct child classes c of i} |Γ(c)|), no allocation per call.
-
-    Returns ``(cls, set_ptr, set_items)``: ``cls[i]`` the class of call i; the
-    set of class k is ``set_items[set_ptr[k]:set_ptr[k+1]]``, sorted ascending.
-    Class ids are numbered in order of creation (last call first), which is
-    deterministic.
-    """
-    n = func.shape[0]
-    cls = np.empty(n, np.int32)
-    tsize = table_size(n)
-    tmask = tsize - 1
-    table = np.full(tsize, -1, np.int32)
-    cap_classes = max(n, 1)
-    hashes = np.empty(cap_classes, np.uint64)
-    ptr = np.zeros(cap_classes + 1, np.int64)
-    items = np.empty(max(16, 4 * n), np.int32)
-    n_items = 0
-    n_cls = 0
-    stamp_f, zob, buf = set_scratch(n_func, seed)
-    stamp_c = np.full(cap_classes, -1, np.int64)
-    for i in range(n - 1, -1, -1):
-        found, slot, h, m = find_gamma(i, func, end_index, cls, ptr, items, stamp_f, stamp_c, zob, buf, table, tmask,
-                                       hashes)
-        if found < 0:
-            found = n_cls
-            items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found, buf, m)
-            n_cls += 1
-        cls[i] = found
-    set_ptr = ptr[: n_cls + 1].copy()
-    set_items = items[:n_items].copy()
-    for k in range(n_cls):
-        set_items[set_ptr[k]: set_ptr[k + 1]].sort()
-    return cls, set_ptr, set_items
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _set_hash(zob, items, lo, hi):
     """The order-free hash of the set items[lo:hi]: the XOR of its elements' keys ``zob``
-    (`keyed_start`), as `subtree_gamma_classes` builds it element by element."""
+    (`keyed_start`), as `gamma_sweep.gamma_classes_grown` builds it element by element."""
     h = np.uint64(0)
     for j in range(lo, hi):
         h ^= zob[items[j]]
@@ -329,7 +287,7 @@ def _set_hash(zob, items, lo, hi):
 
 @njit(cache=True, nogil=True)
 def merge_gamma_classes(cls_a, ptr_a, items_a, cls_b, ptr_b, items_b, n_func, seed):
-    """The classes of two traces swept apart (`subtree_gamma_classes` of A and of B, the same
+    """The classes of two traces swept apart (`gamma_sweep.gamma_classes_grown` of A and of B, the same
     function ids and seed) as ONE sweep of A's calls followed by B's would number them: B's
     classes keep their ids (that sweep meets B's calls first, as the reverse sweep of the
     concatenation does), then A's sets not among B's, in A's order of creation.  Each A set is
@@ -408,28 +366,3 @@ def renumber_sets_by_size(cls, set_ptr, set_items):
     for i in range(cls.shape[0]):
         new_cls[i] = new_id[cls[i]]
     return new_cls, new_ptr, new_items
-
-
-@njit(cache=True, nogil=True)
-def subtree_shape_classes(func, end_index, seed):
-    """Class of every call's *ordered* subtree: equal ids ⇔ identical subtrees.
-
-    The key of call i is the sequence (func[i], shape(c_1), ..., shape(c_m)) over
-    its children in call order (SEAT Sec. 2.9, the Compact Trace Format's
-    "identical subtrees stored once"); one reverse sweep, keyed hash chain
-    (``seed``: `process_hash_seed`) verified against the stored key.  O(n) total.  Returns ``(shape, n_shapes)``.
-    """
-    n = func.shape[0]
-    shape = np.empty(n, np.int32)
-    table, tmask, hashes, kptr, keys, buf = key_table(n)
-    n_keys = 0
-    n_cls = 0
-    for i in range(n - 1, -1, -1):
-        m, h = child_key(i, func, end_index, shape, buf, seed)
-        slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
-        if found < 0:
-            found = n_cls
-            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
-            n_cls += 1
-        shape[i] = found
-    return shape, n_cls

@@ -1,7 +1,7 @@
 """The comparison's two hash-consing sweeps with their tables grown with the keys:
 `gamma_classes_grown`, `shape_classes_grown` (TraceDiff Sec. III Eq. 2; SEAT Sec. 2.9).
 
-`gamma.subtree_gamma_classes` and `gamma.subtree_shape_classes` size their tables by the calls
+Sized by the calls (as the first versions of these sweeps were: tests/support/gamma_twins.py)
 (a probe table of 2n slots, class stamps, hashes and key offsets of n each, all written once
 when made: 3.2 GB and 2.3 GB of a 10^8-call trace, before a single class is found), though a
 trace has far fewer classes than calls (2.8·10^6 Γ-sets in 10^8 synthetic calls).  Here they
@@ -38,9 +38,14 @@ def _stamps_grown(stamp, n_keys):
 
 @njit(cache=True, nogil=True)
 def gamma_classes_grown(func, end_index, n_func, seed):
-    """`gamma.subtree_gamma_classes` (Γ(i) = {func[i]} ∪ ⋃ Γ(children), hash-consed in a reverse
-    sweep; the same ``(cls, set_ptr, set_items)``, class ids in order of creation) with its
-    tables grown with the classes (the module docstring)."""
+    """Γ-set class of every call (TraceDiff Sec. III, Eq. 2): Γ(i) = {func[i]} ∪ ⋃ Γ(children),
+    hash-consed in a reverse sweep over calls in per-thread pre-order: the union is built from
+    the distinct classes of i's children (each class's set stored once), marking functions with
+    a stamp array (`gamma.find_gamma`); the set's hash is the XOR of ``keyed_start(f, seed)``
+    over its elements (order-free), and a table hit is confirmed element by element.  Its
+    tables grow with the classes (the module docstring).  Returns ``(cls, set_ptr,
+    set_items)``: the set of class k is ``set_items[set_ptr[k]:set_ptr[k+1]]``, sorted
+    ascending; class ids in order of creation (last call first)."""
     n = func.shape[0]
     cls = np.empty(n, np.int32)
     table, tmask, hashes, ptr, items = _first_tables()
@@ -72,9 +77,12 @@ def gamma_classes_grown(func, end_index, n_func, seed):
 
 @njit(cache=True, nogil=True)
 def shape_classes_grown(func, end_index, seed):
-    """`gamma.subtree_shape_classes` (the class of every call's ordered subtree: the key
-    (func[i], shape(c_1), ..., shape(c_m)) hash-consed in a reverse sweep; the same
-    ``(shape, n_shapes)``) with its tables grown with the classes (the module docstring)."""
+    """Class of every call's *ordered* subtree (SEAT Sec. 2.9, the Compact Trace Format's
+    "identical subtrees stored once"): equal ids ⇔ identical subtrees.  The key of call i is
+    (func[i], shape(c_1), ..., shape(c_m)) over its children in call order, hash-consed in
+    one reverse sweep (keyed hash chain, ``seed``: `gamma.process_hash_seed`, verified
+    against the stored key), its tables grown with the classes (the module docstring).
+    Returns ``(shape, n_shapes)``."""
     n = func.shape[0]
     shape = np.empty(n, np.int32)
     table, tmask, hashes, kptr, keys = _first_tables()

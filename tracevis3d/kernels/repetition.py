@@ -2,7 +2,7 @@
 after Bohnet [2]; SEAT Sec. 2.9.1 pattern filters reuse them).
 
 The children of a call (or the roots of a thread) form a sequence of keys
-(normally the exact-subtree class of `gamma.subtree_shape_classes`, so a
+(normally the exact-subtree class of `gamma_sweep.shape_classes_grown`, so a
 repetition means identical subtrees; Γ-set classes give a looser notion).
 Scanning left to right, at position s the smallest period P ≤ max_period for
 which key[s+i] = key[s+i+P] holds for i = 0..P−1 starts a repetition; it extends
