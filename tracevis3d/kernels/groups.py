@@ -215,10 +215,8 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
     stack_g0 = np.empty(64, np.int64)        # its groups: [g0, g1), g1 = -1 while still made
     stack_g1 = np.empty(64, np.int64)
     sp = 0
-    # the roots grown as groups are made (a quarter of the matches or fewer on the synthetic
-    # pairs: room for every match would hold 8 bytes a match through the walk)
-    root_a = np.empty(min(m, 1024), np.int32)
-    root_b = np.empty(min(m, 1024), np.int32)
+    root_a = np.empty(m, np.int32)           # (pages resident only as far as groups are made)
+    root_b = np.empty(m, np.int32)
     ng = 0
     for i in range(m):
         u = pair_a[i]
@@ -247,8 +245,9 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
                     leaf_of[pair_b[x] + 1] = 1
                 for x in range(end_index_b.shape[0]):
                     leaf_of[x + 1] += leaf_of[x]
-                while size < leaf_of[-1]:
-                    size <<= 1
+                # as many leaves as partners, not the next power of two: the bottom-up tree's range
+                # cover and its leaf-to-root queries are exact for any size with min (commutative)
+                size = max(1, np.int64(leaf_of[-1]))
                 tree = np.full(2 * size, big, np.int64)
                 for s_ in range(sp):          # the groups of the calls on the stack
                     stack_log[s_] = n_log
@@ -269,8 +268,6 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
         if found >= 0:
             local[i] = found
             continue
-        root_a = _grown(root_a, ng + 1)
-        root_b = _grown(root_b, ng + 1)
         root_a[ng] = u
         root_b[ng] = v
         local[i] = ng
