@@ -7,7 +7,8 @@ yet counts as the median file).
     python tools/deal_tests.py tests/unit                 # one line per session: its files
     python tools/deal_tests.py --record A.xml B.xml       # the sessions' JUnit XML -> a durations table
 
-The durations (``tests/support/unit_durations.txt``: seconds and path, one file a line) are
+The durations (``tests/support/unit_durations.txt``: seconds and path, one file a line, and
+``together FILE...`` for files that must share a session: `deal`) are
 those of a clean clone, kernels seeded (`tools/kernel_caches.py --seed`): a file's own time
 there includes the signatures it compiles (test-only types, `tests/support/compile_log.py`).
 ``--record`` prints the table of a run (each file's tests' setup, call and teardown summed) to
@@ -25,28 +26,41 @@ REPO = Path(__file__).resolve().parent.parent
 DURATIONS = REPO / "tests" / "support" / "unit_durations.txt"
 
 
-def read_durations(path: Path = DURATIONS) -> dict[str, float]:
-    """{test file (path from the repository root): seconds} of a durations table."""
-    out = {}
+def read_durations(path: Path = DURATIONS) -> tuple[dict[str, float], list[list[str]]]:
+    """A durations table: ({test file (path from the repository root): seconds}, the groups of
+    files dealt together: lines ``together FILE FILE...``)."""
+    out, together = {}, []
     if path.is_file():
         for line in path.read_text().splitlines():
-            if line.strip() and not line.startswith("#"):
+            if line.startswith("together "):
+                together.append(line.split()[1:])
+            elif line.strip() and not line.startswith("#"):
                 secs, name = line.split(None, 1)
                 out[name.strip()] = float(secs)
-    return out
+    return out, together
 
 
-def deal(files: list[str], durations: dict[str, float], sessions: int = 2) -> list[list[str]]:
+def deal(files: list[str], durations: dict[str, float], sessions: int = 2,
+         together: list[list[str]] = ()) -> list[list[str]]:
     """``files`` in ``sessions`` groups of about equal total duration (longest processing time
-    first); each group in path order."""
+    first); each group in path order.  The files of a ``together`` group go to one session (they
+    compile the same kernels, which the warm-up does not: the memray captures' reader; in two
+    sessions at once both would compile them)."""
     known = [durations[f] for f in files if f in durations]
     default = statistics.median(known) if known else 1.0
+    units, placed = [], set()
+    for group in together:
+        unit = [f for f in group if f in files and f not in placed]
+        if unit:
+            units.append(unit)
+            placed.update(unit)
+    units += [[f] for f in files if f not in placed]
     groups: list[list[str]] = [[] for _ in range(sessions)]
     totals = [0.0] * sessions
-    for f in sorted(files, key=lambda f: (-durations.get(f, default), f)):
+    for unit in sorted(units, key=lambda u: (-sum(durations.get(f, default) for f in u), u)):
         k = totals.index(min(totals))
-        groups[k].append(f)
-        totals[k] += durations.get(f, default)
+        groups[k] += unit
+        totals[k] += sum(durations.get(f, default) for f in unit)
     return [sorted(g) for g in groups]
 
 
@@ -83,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("a layer folder or --record is needed")
     files = sorted(str(p.relative_to(REPO)) if p.is_absolute() else str(p)
                    for p in Path(args.layer).glob("test_*.py"))
-    for group in deal(files, read_durations(), args.sessions):
+    durations, together = read_durations()
+    for group in deal(files, durations, args.sessions, together):
         print(" ".join(group))
     return 0
 
