@@ -1046,6 +1046,8 @@ def test_too_large_pair_is_refused_before_the_work(monkeypatch):
     assert "threads_a=" in msg and "max_depth" in msg and "\n" not in msg
     assert isinstance(e.value, MemoryError) and not walked
     # enough for the calls, not for the class pairs: refused after the sample, before the walk
+    # (what the comparison already holds counted as 0: the room is exact)
+    monkeypatch.setattr(cm, "own_anon_bytes", lambda: 0)
     room = cm.calls_need_bytes(n_calls) + full.n_class_pairs * cm.COMPARE_BYTES_PER_CLASS_PAIR / 10
     monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
     with pytest.raises(TraceTooLargeError, match="pairs of similar subtree function sets") as e:
@@ -1103,9 +1105,13 @@ def test_filter_join_is_checked_too_and_the_estimate_is_its_sample_scaled(monkey
     assert est == per_row[sample].sum() * rows_a.size / sample.size
     n_calls = len(a) + len(b)
     assert est < cm.KEEP_CLASS_PAIRS_AUTO            # kept (auto), and all in one wave
-    room = (cm.calls_need_bytes(n_calls) + est * cm.COMPARE_BYTES_PER_CLASS_PAIR
-            + min(est, cm.WAVE_PAIRS) * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR - 1)
-    monkeypatch.setattr(cm, "available_memory_bytes", lambda: room)
+    # the join's phase: its held class pairs and its wave's buffers (the peak is the largest
+    # phase); what the comparison already holds is counted as 0 here, so the room is exact
+    need, phase = cm.compare_need_bytes(n_calls, 2, min(est, cm.WAVE_PAIRS) * cm.FILTER_JOIN_BYTES_PER_CLASS_PAIR,
+                                        est, cm.COMPARE_BYTES_PER_CLASS_PAIR)
+    assert phase == "join"
+    monkeypatch.setattr(cm, "own_anon_bytes", lambda: 0)
+    monkeypatch.setattr(cm, "available_memory_bytes", lambda: need - 1)
     with pytest.raises(TraceTooLargeError, match=f"about {est:,.0f} pairs"):
         compare_traces(a, b, join="filter")
     compare_traces(a, b)   # the tree join needs less per pair: it fits

@@ -553,11 +553,36 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
     return tau, aligned_tol
 
 
-#: resident bytes per call of A + B that a comparison adds to its two traces at its peak, besides
-#: its class pairs, its join's buffers and its kept pairs' records (each checked apart): classes,
-#: call order, tiers, picks, the kept pairs' calls and groups, repetitions; measured with
-#: bench/bench_compare_goal.py --goal (anonymous memory at 10^7 and 10^8 calls) with a margin
-COMPARE_BYTES_PER_CALL = 64
+#: Peak memory of a comparison (`check_compare_memory`): its phases never hold each other's
+#: arrays, so its peak is that of its largest phase, not their sum.  Resident bytes each
+#: phase adds to the two traces (n = calls of A + B, m = kept call pairs ≤ top_k · n):
+#:
+#:   phase        alive together                                                   bytes
+#:   classes      the Γ sweeps of A and B (hashes, sets), class ids and rows;      `CLASSES_BYTES_PER_CALL` · n
+#:                the repetitions' shape classes (their own thread)
+#:   join         class ids, rows and sets, each side's calls by class and time   `JOIN_HELD_BYTES_PER_CALL` · n
+#:                (after the walk), held class pairs; + the join's buffers: the    + buffers (`compare_join`)
+#:                walkers' counters and plan, or after the walk the overview's
+#:                per-call constants and one wave of B's difference array
+#:   kept pairs   class ids; top-k picks of both sides (lazily resident, given     `KEPT_BYTES_PER_CALL` · n +
+#:                back as the union reads them); then the kept pairs' calls and    `KEPT_BYTES_PER_PICK` · top_k · n
+#:                similarity positions (12 B a pair), their groups (4 B) and the  + records held in memory
+#:                groups walks' roots, leaf counts and segment trees; the records
+#:                (`PAIR_DTYPE`, 44 B) in memory up to `SPILL_PAIRS_BYTES`, past it in a file
+#:
+#: Measured (bench/bench_compare_goal.py --goal and /proc's RssAnon sampled every 5 ms, the
+#: synthetic pairs): peak bytes per call of the phases at 10^7 calls 34 / 70 / 85 (pair records in
+#: memory: 141), at 10^8 ... ; the constants add a margin.  A trace mapped from its file
+#: (`load` of a native file) needs its pages resident besides: `mapped_input_bytes`.
+CLASSES_BYTES_PER_CALL = 48
+#: (see `CLASSES_BYTES_PER_CALL`) what every phase holds whatever the size: the threads' stacks
+#: and pools, the kernels' first allocations, the allocator's slack
+COMPARE_FIXED_BYTES = 256 << 20
+#: (see `CLASSES_BYTES_PER_CALL`) held through the join besides its own buffers
+JOIN_HELD_BYTES_PER_CALL = 40
+#: (see `CLASSES_BYTES_PER_CALL`) the kept pairs' phase, per call and per pick (top_k a call)
+KEPT_BYTES_PER_CALL = 24
+KEPT_BYTES_PER_PICK = 24
 #: resident bytes per KEPT class pair: 4 (B row, int32) + 2 (overlap, uint16) in the waves'
 #: copies, then their concatenation (the result's CSR); the margin covers the sampled
 #: estimate's error.  Streamed class pairs cost only the wave's buffers (`WAVE_PAIRS` × 6 B)
@@ -635,38 +660,114 @@ def _gib(n_bytes) -> str:
 
 
 def calls_need_bytes(n_calls: int, top_k: int = 2) -> int:
-    """What comparing ``n_calls`` calls (A + B) holds besides its class pairs and its join's
-    buffers: calls × `COMPARE_BYTES_PER_CALL`, and the kept pairs' records while they stay in
-    memory (at most ``top_k`` a call both ways, `PAIR_DTYPE` each; past `SPILL_PAIRS_BYTES` they
-    are written to a file, a pass of `SPILL_CHUNK_PAIRS` at a time)."""
-    records = int(n_calls) * int(top_k) * PAIR_DTYPE.itemsize
-    return int(n_calls) * COMPARE_BYTES_PER_CALL + min(records, SPILL_PAIRS_BYTES)
+    """The peak of comparing ``n_calls`` calls (A + B) besides its join's buffers and class pairs:
+    its largest phase (`CLASSES_BYTES_PER_CALL`), `compare_need_bytes` without the join's."""
+    return compare_need_bytes(n_calls, top_k)[0]
+
+
+def compare_need_bytes(n_calls: int, top_k: int = 2, join_bytes: float = 0.0, n_class_pairs: float = 0.0,
+                       bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR) -> tuple:
+    """(bytes, phase): the resident bytes comparing ``n_calls`` calls (A + B) adds to its traces
+    at its peak, the largest of its phases (`CLASSES_BYTES_PER_CALL`'s table), and that phase's
+    name.  The join's phase holds ``join_bytes`` (its buffers, `compare_join`) and ``n_class_pairs``
+    held class pairs × ``bytes_per_class_pair``; the kept pairs' phase their records while they
+    stay in memory (at most ``top_k`` a call both ways, `PAIR_DTYPE` each; past
+    `SPILL_PAIRS_BYTES` they are written to a file, a pass of `SPILL_CHUNK_PAIRS` at a time)."""
+    n, k = int(n_calls), int(top_k)
+    records = min(n * k * PAIR_DTYPE.itemsize, SPILL_PAIRS_BYTES)
+    phases = {"classes": n * CLASSES_BYTES_PER_CALL,
+              "join": n * JOIN_HELD_BYTES_PER_CALL + float(join_bytes)
+              + float(n_class_pairs) * float(bytes_per_class_pair),
+              "kept pairs": n * KEPT_BYTES_PER_CALL + n * k * KEPT_BYTES_PER_PICK + records}
+    phase = max(phases, key=phases.get)
+    return COMPARE_FIXED_BYTES + int(phases[phase]), phase
+
+
+#: the arrays of a `Trace` that a comparison reads (Γ-sets, times, groups, repetitions)
+COMPARE_READS = ("func", "start", "end", "depth", "parent", "end_index", "thread")
+
+
+def _file_mapped(arr) -> bool:
+    """Whether ``arr``'s memory is a mapping (`np.memmap`, `mmap.mmap`) rather than its own."""
+    base = arr
+    while base is not None:
+        if isinstance(base, (np.memmap, mmap.mmap)):
+            return True
+        base = getattr(base, "base", None)
+    return False
+
+
+def mapped_input_bytes(*traces) -> int:
+    """Bytes of the arrays a comparison reads (`COMPARE_READS`) that the traces map from their
+    files (`load` of a native file): the system counts those pages as free (it can drop them),
+    but the comparison reads them throughout, so they count in its need; traces in memory are
+    already off the available memory."""
+    return sum(int(getattr(t, name).nbytes) for t in traces for name in COMPARE_READS
+               if getattr(t, name, None) is not None and _file_mapped(getattr(t, name)))
+
+
+def own_anon_bytes() -> int:
+    """This process's anonymous resident bytes (``RssAnon`` of /proc/self/status; 0 where
+    unknown): what it already holds of the memory the system gave it."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0,
                          bytes_per_class_pair: float = COMPARE_BYTES_PER_CLASS_PAIR,
-                         wave_bytes: float = 0.0, top_k: int = 2) -> None:
+                         wave_bytes: float = 0.0, top_k: int = 2, *, mapped_bytes: int = 0,
+                         held_bytes: int = 0, available: int | None = None) -> int:
     """Raise `TraceTooLargeError` if comparing ``n_calls`` calls (A + B) with about
-    ``n_class_pairs`` class pairs needs more memory than `available_memory_bytes`: the
-    clear error before the long work, instead of a MemoryError or the OS killing the
-    process mid-join.  Needed = `calls_need_bytes` + class pairs held ×
-    ``bytes_per_class_pair`` (`COMPARE_BYTES_PER_CLASS_PAIR` for the tree join's kept pairs)
-    + ``wave_bytes`` (the join's buffers: the streamed join's one wave, the fused join's walkers
-    or overview, `setjoin_fused.fused_join_bytes`)."""
+    ``n_class_pairs`` class pairs needs more memory than there is: the clear error before the
+    long work, instead of a MemoryError or the OS killing the process mid-join.  Needed = the
+    peak of its largest phase (`compare_need_bytes`: ``wave_bytes`` = the join's buffers: the
+    streamed join's one wave, the fused join's walkers or overview,
+    `setjoin_fused.fused_join_bytes`) + ``mapped_bytes`` (`mapped_input_bytes`); there is
+    ``available`` (default `available_memory_bytes`) + ``held_bytes``, what the comparison
+    already holds (a check after its start: its arrays are part of its need, and off the
+    available memory already).  Returns the need in bytes."""
     from ..model import TraceTooLargeError
 
-    need = (calls_need_bytes(n_calls, top_k) + float(n_class_pairs) * float(bytes_per_class_pair)
-            + float(wave_bytes))
-    have = available_memory_bytes()
+    peak, phase = compare_need_bytes(n_calls, top_k, wave_bytes, n_class_pairs, bytes_per_class_pair)
+    need = peak + int(mapped_bytes)
+    have = (available_memory_bytes() if available is None else int(available)) + max(0, int(held_bytes))
     if need <= have:
-        return
+        return need
     pairs = (f" and about {n_class_pairs:,.0f} pairs of similar subtree function sets" if n_class_pairs
              else "")
+    mapped = f", {_gib(mapped_bytes)} of it the traces' mapped files" if mapped_bytes else ""
     raise TraceTooLargeError(
-        f"compare: {int(n_calls):,} calls{pairs} need about {_gib(need)} of memory, "
-        f"{_gib(have)} available: compare a time window or one thread of each trace, fewer levels "
+        f"compare: {int(n_calls):,} calls{pairs} need about {_gib(need)} of memory (at its {phase} phase"
+        f"{mapped}), {_gib(have)} available: compare a time window or one thread of each trace, fewer levels "
         f"or a larger tau (compare(..., window_a=, window_b=, threads_a=, threads_b=), "
         f"Trace.subset(max_depth=...))")
+
+
+def check_spill_room(n_pairs: int, pos_bytes: int, free: int | None = None) -> None:
+    """Raise `TraceTooLargeError` if the kept pairs' records (`PAIR_DTYPE`) and their similarity
+    positions (``pos_bytes`` each), written to unlinked files in the temporary folder past
+    `SPILL_PAIRS_BYTES` (`_pair_records`, `_parked`), do not fit in its ``free`` bytes (default:
+    what the file system has): a clear error, not a SIGBUS when a page of the file cannot be
+    written."""
+    import shutil
+    import tempfile
+
+    from ..model import TraceTooLargeError
+
+    folder = tempfile.gettempdir()
+    need = int(n_pairs) * (PAIR_DTYPE.itemsize + int(pos_bytes))
+    have = shutil.disk_usage(folder).free if free is None else int(free)
+    if need > have:
+        raise TraceTooLargeError(
+            f"compare: its {int(n_pairs):,} kept call pairs need about {_gib(need)} of disk in {folder} "
+            f"(written there past {_gib(SPILL_PAIRS_BYTES)}), {_gib(have)} free: set TMPDIR to a folder with more "
+            f"room, or compare a time window or one thread of each trace (compare(..., window_a=, threads_a=))")
 
 
 def gamma_classes(a: Trace, b: Trace):
@@ -870,6 +971,7 @@ def _kept_pairs(sides, top_k, lap):
     del pick_a, pos_a, rptr, rv, rp, map_a, map_pa, map_v, map_p
     to_file = pa.shape[0] * PAIR_DTYPE.itemsize > SPILL_PAIRS_BYTES
     if to_file:       # the records will go to a file: their similarities' positions wait in one
+        check_spill_room(pa.shape[0], ppos.itemsize)
         ppos, pos_map = _parked(ppos)
     lap("kept_pairs")
 
@@ -907,7 +1009,9 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
                      wave_pairs, overview_budget) -> Comparison:
     """`compare_traces` of checked parameters and the selected traces."""
     n_a, n_b = len(a), len(b)
-    check_compare_memory(n_a + n_b, top_k=int(top_k))
+    mapped = mapped_input_bytes(a, b)
+    own0 = own_anon_bytes()
+    needs = [check_compare_memory(n_a + n_b, top_k=int(top_k), mapped_bytes=mapped)]
     # the repetitions need only the two traces: they run on a thread of their own while the
     # classes are built (one core's work) and are collected at the end
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
@@ -967,7 +1071,8 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     tol_b = aligned_tol if aligned_tol is not None else span_b / n_bins
 
     def check_memory(held, extra_bytes):
-        check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes, top_k=int(top_k))
+        needs.append(check_compare_memory(n_a + n_b, held, wave_bytes=extra_bytes, top_k=int(top_k),
+                                          mapped_bytes=mapped, held_bytes=own_anon_bytes() - own0))
 
     with huge_pages(True):     # the join's plan, postings and membership rows are read at random
         got = join_class_pairs(class_ptr, class_items, len(functions), rows_a, rows_b, row_of[0], a.end_index,
@@ -1016,6 +1121,6 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
         repetitions_a=reps[0], repetitions_b=reps[1],
         params=dict(tau=tau, top_k=int(top_k), n_bins=int(n_bins), aligned_tol_a=tol_a,
                     aligned_tol_b=tol_b, max_period=int(max_period), timings=timings, laps=laps,
-                    join=join_stats, pairs_in_file=pairs_in_file),
+                    join=join_stats, pairs_in_file=pairs_in_file, memory_need=max(needs), mapped_bytes=mapped),
         class_pair_count=n_class_pairs, partner_calls_a=partner_calls_a, partner_calls_b=partner_calls_b,
     )
