@@ -955,7 +955,7 @@ def _kept_pairs(sides, top_k, lap):
     pick_a, pos_a = pick_a.reshape(n_a, top_k), pos_a.reshape(n_a, top_k)
     top_k_picks(row_of_a, a.start, t0_a, denom_a, tptr_a, tpart_a, tsim_a, calls_ptr_b, by_b, time_b, denom_b,
                 top_k, by_a, pick_a, pos_a)
-    del row_of_a, by_a, by_b, time_b
+    del row_of_a, by_a, by_b, time_b, calls_ptr_a, calls_ptr_b, tptr_a, tpart_a, tptr_b, tpart_b
     lap("top_k")
 
     # (mapping, bytes per unit, offsets of the units by call of A or None: a unit per call)
@@ -1103,7 +1103,8 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     sides = [(a, row_of[0], by_a, calls_ptr_a, time_a_by_class, t0_a, span_a, tptr_a, tpart_a, tsim_a),
              (b, row_of[1], by_b, calls_ptr_b, time_b_by_class, t0_b, span_b, tptr_b, tpart_b, tsim_b)]
     row_of.clear()
-    del by_a, by_b, time_a_by_class, time_b_by_class
+    del by_a, by_b, time_a_by_class, time_b_by_class, calls_ptr_a, calls_ptr_b
+    del tptr_a, tpart_a, tsim_a, tptr_b, tpart_b, tsim_b       # (the tiers: read by the top-k picks only)
     pairs, groups, pairs_in_file = _kept_pairs(sides, int(top_k), lap)
 
     reps = reps_done.result()
