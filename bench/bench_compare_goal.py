@@ -272,7 +272,8 @@ def goal_child(n: int, path_a: str | None, path_b: str | None) -> dict:
     return dict(n=n, calls=len(a) + len(b), wall=wall, cpu=cpu, peak_gib=_status_kb("VmHWM") / 2 ** 20,
                 anon_gib=anon / 2 ** 20, before_gib=rss0 / 2 ** 20, argsort_s=argsort_s,
                 traces_gib=(a.nbytes + b.nbytes) / 2 ** 30, load=os.getloadavg()[0], stages=c.params["timings"],
-                pairs_in_file=bool(c.params.get("pairs_in_file")), class_pairs=c.n_class_pairs)
+                pairs_in_file=bool(c.params.get("pairs_in_file")), class_pairs=c.n_class_pairs,
+                need_gib=c.params.get("memory_need", 0) / 2 ** 30)
 
 
 def _goal_files(n: int) -> list:
@@ -333,18 +334,19 @@ def goal_table(sizes: list, repeat: int) -> None:
         rows.append((n, runs[len(runs) // 2], len(runs)))
     print("compare(synthetic(n, threads=4), perturb(a, seed=2)), each in a fresh process; peers measured in the "
           "same process: numpy argsort of n doubles, the two traces' own bytes")
-    print("| calls of A | runs | wall s | CPU s | ÷ argsort | goal s | peak GiB | anon GiB | ÷ traces | goal GiB "
-          "| load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| calls of A | runs | wall s | CPU s | ÷ argsort | goal s | peak GiB | anon GiB | check's estimate GiB "
+          "| ÷ traces | goal GiB | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r, k in rows:
         goal_s, goal_gib = GOALS.get(n, (None, None))
         if "refused" in r:
-            print(f"| {n:,} | refused after {r['wall']:.1f} s: {r['refused']} | | | | {goal_s} | | | | {goal_gib} "
+            print(f"| {n:,} | refused after {r['wall']:.1f} s: {r['refused']} | | | | {goal_s} | | | | | {goal_gib} "
                   f"| {r['load']:.1f} |")
             continue
         print(f"| {n:,} | {k} ({'median' if k > 1 else 'one'}) | {r['wall']:.2f} | {r['cpu']:.2f} | "
               f"{r['wall'] / r['argsort_s']:.0f}× | {goal_s if goal_s else '—'} | {r['peak_gib']:.2f} | "
-              f"{r['anon_gib']:.2f} | {r['peak_gib'] / r['traces_gib']:.2f}× | {goal_gib if goal_gib else '—'} | "
+              f"{r['anon_gib']:.2f} | {r.get('need_gib', 0):.2f} | {r['peak_gib'] / r['traces_gib']:.2f}× | "
+              f"{goal_gib if goal_gib else '—'} | "
               f"{r['load']:.1f} |")
 
 
