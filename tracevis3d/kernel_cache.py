@@ -439,17 +439,17 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 #: cache the step filled never reads as cold)
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree",
-             "kernels/sidescan", "kernels/sideshape", "kernels/sidetables"),
+             "kernels/sidescan", "kernels/sideshape", "kernels/sidetables", "kernels/repairs"),
     # a file of another format than Chrome's JSON (`io.formats`: sampled and aggregated profiles, built
     # by io/stacks.py; `io.sniff.format_of_file`)
     "load_formats": ("kernels/stacks", "kernels/left_heavy", "kernels/stacklists", "kernels/textscan",
                      "kernels/perf_scan", "kernels/perf_lines", "kernels/callgrind_scan", "kernels/protowire",
                      "kernels/pprof_fields", "kernels/pprof_scan", "kernels/cpuprofile_scan", "kernels/jsonstrict",
-                     "kernels/chrome_tree", "kernels/tree"),
+                     "kernels/chrome_tree", "kernels/tree", "kernels/repairs"),
     # a Perfetto protobuf trace (`io.perfetto`: the wire scanner and its tables)
     "load_perfetto": ("kernels/protoscan", "kernels/perfetto_layout", "kernels/perfetto_wire",
                       "kernels/perfetto_fields", "kernels/perfetto_descriptors", "kernels/perfetto_event",
-                      "kernels/perfetto_args", "kernels/perfetto_tracks", "kernels/tree"),
+                      "kernels/perfetto_args", "kernels/perfetto_tracks", "kernels/tree", "kernels/repairs"),
     # a native (.tv3d.npz) or compact (.tv3c) file (`io.sniff.is_native_file`): its arrays are read,
     # the tree only checked (~1-2 s on an empty cache; a native 10^7-call file said "about 45 s")
     "load_native": ("kernels/tree",),

@@ -18,6 +18,7 @@ import threading
 import numpy as np
 from numba import njit
 
+from .repairs import note
 from .tree import common_depth, group_by_key, open_depth
 
 W_E_MISMATCH = 0
@@ -74,9 +75,7 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
                 phead[key] = -1
                 ptail[key] = -1
                 if alive[q]:
-                    warn_count[W_E_UNMATCHED] += 1
-                    if warn_first[W_E_UNMATCHED] < 0:
-                        warn_first[W_E_UNMATCHED] = pend[q]
+                    note(warn_count, warn_first, W_E_UNMATCHED, pend[q])
             np_ = 0
             n_alive = 0
         if new_thread:
@@ -88,9 +87,7 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
                 out_s[m] = ts[b]
                 out_e[m] = max(thread_last_ts[cur], ts[b])
                 m += 1
-                warn_count[W_UNCLOSED] += 1
-                if warn_first[W_UNCLOSED] < 0:
-                    warn_first[W_UNCLOSED] = b
+                note(warn_count, warn_first, W_UNCLOSED, b)
             if k == n:
                 break
             cur = thread[k]
@@ -136,9 +133,7 @@ def match_begin_end(thread, ts, is_begin, name, thread_last_ts):
             n_alive += 1
             continue
         if target < sp - 1:
-            warn_count[W_E_MISMATCH] += 1
-            if warn_first[W_E_MISMATCH] < 0:
-                warn_first[W_E_MISMATCH] = k
+            note(warn_count, warn_first, W_E_MISMATCH, k)
         while sp > target:
             sp -= 1
             b = stack[sp]

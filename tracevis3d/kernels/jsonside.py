@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from .jsontokens import parse_number, scan_string, skip_value, skip_ws
+from .repairs import note
 from .tree import group_by_key
 
 # counter_pairs: status of one pair
@@ -274,9 +275,7 @@ def match_async(track, kind, ts, name):
             top += 1
         elif c == A_END:
             if top == 0:
-                counts[M_ORPHAN] += 1
-                if firsts[M_ORPHAN] < 0:
-                    firsts[M_ORPHAN] = k
+                note(counts, firsts, M_ORPHAN, k)
                 continue
             d = top - 1
             nm = name[k]
@@ -284,9 +283,7 @@ def match_async(track, kind, ts, name):
                 d = top_of_name[nm] if nm < n_names else -1
                 if d < 0:  # no open slice has that name: the innermost one
                     d = top - 1
-                    counts[M_NAME_MISMATCH] += 1
-                    if firsts[M_NAME_MISMATCH] < 0:
-                        firsts[M_NAME_MISMATCH] = k
+                    note(counts, firsts, M_NAME_MISMATCH, k)
             while top > d:
                 top -= 1
                 j = stack[top]
@@ -297,9 +294,7 @@ def match_async(track, kind, ts, name):
                 sdep[m] = top
                 m += 1
                 if top > d:
-                    counts[M_MISNESTED] += 1
-                    if firsts[M_MISNESTED] < 0:
-                        firsts[M_MISNESTED] = j
+                    note(counts, firsts, M_MISNESTED, j)
         else:
             srow[m] = k
             send[m] = ts[k]

@@ -13,14 +13,7 @@ from .perfetto_layout import (CK_INCR, CK_MULT, CK_RAW, CLK_BOOTTIME, CLK_TRACE_
                               SQ_XC_N, SQ_XC_OFF, SQ_XDC_N, SQ_XDC_OFF)
 from .perfetto_wire import (E_WRONG_TYPE, WT_LEN, WT_VARINT, map_get, map_set,
                             next_field, scalar_next, scalar_run, varint)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def note(rep_n, rep_at, code, pk):
-    """Count repair ``code`` at the packet at ``pk`` (the first one is kept)."""
-    rep_n[code] += 1
-    if rep_at[code] < 0:
-        rep_at[code] = pk
+from .repairs import note
 
 
 @njit(cache=True, nogil=True, _nrt=False)
