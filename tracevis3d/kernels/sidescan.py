@@ -233,18 +233,26 @@ def counter_args(buf, p, oi, ov, m0, shp, rec):
 
 
 # ------------------------------------------------------------------ taking an event
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _thread_key_at(tab, slot, cnt, fl, pid, tid, ts, ev_off, ke):
+    """The thread key entry of an event of (``pid``, ``tid``) at ``ts`` (``ke`` when known, else
+    looked up or made): -1 when ``ts`` is past `FL_MAX_T` or the table refuses."""
+    if not abs(ts) <= fl[FL_MAX_T]:
+        return np.int64(-1)
+    if ke < 0:
+        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
+    return ke
+
+
 def _take_counter(buf, tab, slot, cnt, fl, ov, oi, ev_off, ev_len, ordn, pid, tid, ts, noff, nlen, nesc, has_id, cid,
                  m, ke, ne, ce, shp, s):
     """Counter event: entries, then its ``m`` samples (keys and values already in the sample
     columns, `counter_args`).  False (nothing written but entries) when a table refuses.
     ``ke``, ``ne``, ``ce``: its thread key, name and counter entries when known (-1: looked up
     or made); with ``ce`` known, its series entries are those of shape ``s`` (`sideshape`)."""
-    if not abs(ts) <= fl[FL_MAX_T]:
-        return False
+    ke = _thread_key_at(tab, slot, cnt, fl, pid, tid, ts, ev_off, ke)
     if ke < 0:
-        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
-        if ke < 0:
-            return False
+        return False
     if ne < 0:
         ne = span_entry(tab, slot, cnt, T_NAME, buf, noff, nlen, nesc, ev_off, ev_len, ordn)
         if ne < 0:
@@ -280,12 +288,9 @@ def _take_flow(buf, tab, slot, cnt, fl, ov, oi, os_, ev_off, ev_len, ordn, ph, b
               ce):
     """Flow event (with an id): entries, then its column of outputs.  False when a table refuses.
     ``ke``, ``ce``: its thread key and category entries when known (-1: looked up or made)."""
-    if not abs(ts) <= fl[FL_MAX_T]:
-        return False
+    ke = _thread_key_at(tab, slot, cnt, fl, pid, tid, ts, ev_off, ke)
     if ke < 0:
-        ke = key_entry(tab, slot, cnt, pid, tid, ev_off)
-        if ke < 0:
-            return False
+        return False
     if ce < 0:
         ce = span_entry(tab, slot, cnt, T_CAT, buf, coff, max(clen, 0), 0, ev_off, ev_len, ordn)
         if ce < 0:
