@@ -76,6 +76,24 @@ def _grown_ids(x, y, first):
     return x2, y2, f2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _new_id(slot_id, slot_hash, id_x, id_y, id_first, s, h, x, y, first_row, nid):
+    """Id ``nid`` made for the value (x, y) first met at row ``first_row``, in the empty slot
+    ``s`` its hash ``h`` probed to: the per-id arrays grown when full (`_grown_ids`), the slots
+    rehashed at twice the size once half full (`_rehashed`).  Returns the tables and nid + 1."""
+    if nid >= id_x.shape[0]:
+        id_x, id_y, id_first = _grown_ids(id_x, id_y, id_first)
+    slot_id[s] = nid
+    slot_hash[s] = h
+    id_x[nid] = x
+    id_y[nid] = y
+    id_first[nid] = first_row
+    nid += 1
+    if 2 * nid > slot_id.shape[0]:
+        slot_id, slot_hash = _rehashed(slot_id, slot_hash)
+    return slot_id, slot_hash, id_x, id_y, id_first, nid
+
+
 @njit(cache=True, nogil=True)
 def intern_spans_block(buf, off, ln, valid, seed, full, budget, row0, ids, state):
     """`jsonspans.intern_spans` of one block of rows (global rows ``row0`` on), its table in
@@ -99,18 +117,10 @@ def intern_spans_block(buf, off, ln, valid, seed, full, budget, row0, ids, state
         while True:
             e = slot_id[s]
             if e < 0:
-                if nid >= id_off.shape[0]:
-                    id_off, id_len, id_first = _grown_ids(id_off, id_len, id_first)
-                slot_id[s] = nid
-                slot_hash[s] = h
-                id_off[nid] = o
-                id_len[nid] = m
-                id_first[nid] = row0 + k
                 ids[k] = nid
-                nid += 1
-                if 2 * nid > slot_id.shape[0]:
-                    slot_id, slot_hash = _rehashed(slot_id, slot_hash)
-                    mask = slot_id.shape[0] - 1
+                slot_id, slot_hash, id_off, id_len, id_first, nid = _new_id(slot_id, slot_hash, id_off, id_len,
+                                                                             id_first, s, h, o, m, row0 + k, nid)
+                mask = slot_id.shape[0] - 1
                 break
             if slot_hash[s] == h and id_len[e] == m:
                 if same_bytes(buf, id_off[e], o, m):
@@ -150,18 +160,10 @@ def intern_pairs_block(a, b, seed, row0, ids, state):
         while True:
             e = slot_id[s]
             if e < 0:
-                if nid >= id_a.shape[0]:
-                    id_a, id_b, id_first = _grown_ids(id_a, id_b, id_first)
-                slot_id[s] = nid
-                slot_hash[s] = h
-                id_a[nid] = x
-                id_b[nid] = y
-                id_first[nid] = row0 + k
                 e = nid
-                nid += 1
-                if 2 * nid > slot_id.shape[0]:
-                    slot_id, slot_hash = _rehashed(slot_id, slot_hash)
-                    mask = slot_id.shape[0] - 1
+                slot_id, slot_hash, id_a, id_b, id_first, nid = _new_id(slot_id, slot_hash, id_a, id_b, id_first, s,
+                                                                         h, x, y, row0 + k, nid)
+                mask = slot_id.shape[0] - 1
                 break
             if slot_hash[s] == h and id_a[e] == x and id_b[e] == y:
                 break
