@@ -36,6 +36,21 @@ def _stamps_grown(stamp, n_keys):
     return s2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _new_class(table, tmask, slot, hashes, h, ptr, items, n_items, k, buf, m):
+    """Class ``k`` (the next one) made for the key ``buf[:m]`` (hash ``h``) in the empty probe
+    ``slot``, the tables grown with the classes: hashes and key offsets doubled when full
+    (`gamma.keys_grown`), the key stored (`gamma.store_new_key`), the probe table rehashed at
+    twice the size past half load (`gamma.rehashed`).  Returns (table, mask, hashes, ptr,
+    items, n_items)."""
+    if k == hashes.shape[0]:
+        hashes, ptr = keys_grown(hashes, ptr, k)
+    items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, k, buf, m)
+    if 2 * (k + 1) + 2 > table.shape[0]:
+        table, tmask = rehashed(hashes, k + 1, 2 * table.shape[0])
+    return table, tmask, hashes, ptr, items, n_items
+
+
 @njit(cache=True, nogil=True)
 def gamma_classes_grown(func, end_index, n_func, seed):
     """Γ-set class of every call (TraceDiff Sec. III, Eq. 2): Γ(i) = {func[i]} ∪ ⋃ Γ(children),
@@ -60,13 +75,11 @@ def gamma_classes_grown(func, end_index, n_func, seed):
                                        hashes)
         if found < 0:
             if n_cls == hashes.shape[0]:
-                hashes, ptr = keys_grown(hashes, ptr, n_cls)
                 stamp_c = _stamps_grown(stamp_c, n_cls)
             found = n_cls
-            items, n_items = store_new_key(table, slot, hashes, h, ptr, items, n_items, found, buf, m)
+            table, tmask, hashes, ptr, items, n_items = _new_class(table, tmask, slot, hashes, h, ptr, items, n_items,
+                                                                   n_cls, buf, m)
             n_cls += 1
-            if 2 * n_cls + 2 > table.shape[0]:
-                table, tmask = rehashed(hashes, n_cls, 2 * table.shape[0])
         cls[i] = found
     set_ptr = ptr[: n_cls + 1].copy()
     set_items = items[:n_items].copy()
@@ -93,12 +106,9 @@ def shape_classes_grown(func, end_index, seed):
         m, h = child_key(i, func, end_index, shape, buf, seed)
         slot, found = find_key(table, tmask, hashes, kptr, keys, h, buf, m)
         if found < 0:
-            if n_cls == hashes.shape[0]:
-                hashes, kptr = keys_grown(hashes, kptr, n_cls)
             found = n_cls
-            keys, n_keys = store_new_key(table, slot, hashes, h, kptr, keys, n_keys, found, buf, m)
+            table, tmask, hashes, kptr, keys, n_keys = _new_class(table, tmask, slot, hashes, h, kptr, keys, n_keys,
+                                                                  n_cls, buf, m)
             n_cls += 1
-            if 2 * n_cls + 2 > table.shape[0]:
-                table, tmask = rehashed(hashes, n_cls, 2 * table.shape[0])
         shape[i] = found
     return shape, n_cls
