@@ -6,8 +6,8 @@
     python tools/kernel_caches.py --seed CACHE_DIR  # into the tests' numba cache (make test)
 
 For every usable interpreter (below) the staged core's first-use kernels are compiled for the
-generic x86-64 CPU (``python -m tracevis3d.warmup --part 1`` and ``--part 2`` at once, with
-``NUMBA_CPU_NAME=generic`` and empty caches, merged) and exported by `tracevis3d.kernel_cache.export_cache` into
+generic x86-64 CPU (``python -m tracevis3d.warmup --part N``, its four parts two at a time, with
+``NUMBA_CPU_NAME=generic``, each in its own cache, merged: `_compile`) and exported by `tracevis3d.kernel_cache.export_cache` into
 ``tracevis3d/_kernel_cache/<tag>/`` (tag: ``py3.11-numba0.68.1-x86_64``); at run time
 `tracevis3d.kernel_cache.install_shipped` relocates the folder matching the running Python
 into the user's cache.  Results are kept in ``build/kernel-cache/<sources hash>/``, so an
@@ -143,45 +143,79 @@ def merge_cache(dest: Path, src: Path) -> int:
     return added
 
 
+#: the warm-up's parts (`tracevis3d.warmup.PARTS`) as `_compile` runs them, two at a time:
+#: (part, the part whose finished cache it starts from, or None: an empty one)
+JOBS = ((1, None), (2, None), (3, 1), (4, 1))
+SLOTS = 2
+
+
 def _compile(python: str, stage_root: Path, out: Path) -> None:
-    """Warm-up with the generic CPU in empty caches, exported into ``out``: the warm-up's two
-    halves (`tracevis3d.warmup.PARTS`) in two processes at once, each with its own cache, the
-    second's merged into the first's (`merge_cache`): on two cores in the time of the longer half,
-    ~55 % of one process's (CPU seconds from nothing: load ~85 and formats, layout, structure,
-    live ~150; load ~85 and compare ~155; each half's log prints its steps')."""
+    """Warm-up with the generic CPU in empty caches, exported into ``out``: the warm-up's parts
+    (`JOBS`, `tracevis3d.warmup.PARTS`) in processes two at a time, each with its own cache, all
+    merged into the first's (`merge_cache`).  Part 1 compiles the loads of the made-up traces
+    alone, beside part 2 (the formats, which need no traces); parts 3 (compare) and 4 (the
+    views) start from a copy of part 1's cache, so they load its kernels instead of compiling
+    them again.  On two cores ~245 s (1 then 3) beside ~145 s (2 then 4) of CPU from nothing,
+    quiet (each part's CPU seconds and steps in ``<out>.log``)."""
     core = stage_root / "tracevis3d"
     with tempfile.TemporaryDirectory(prefix="tv3d-kernels-") as tmp:
-        caches = [Path(tmp) / "part1", Path(tmp) / "part2"]
-        procs, t0 = [], time.perf_counter()
-        for part, cache in enumerate(caches, 1):
-            env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(stage_root))
-            env.pop("NUMBA_CPU_FEATURES", None)
-            log = open(Path(tmp) / f"part{part}.log", "w+")
-            procs.append((subprocess.Popen([python, "-m", "tracevis3d.warmup", "--part", str(part)], env=env,
-                                           cwd=str(stage_root), stdout=log, stderr=subprocess.STDOUT), log))
-        report = []
-        for part, (proc, log) in enumerate(procs, 1):
-            _, status, usage = os.wait4(proc.pid, 0)  # the part's own CPU seconds (`compile_report`)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            log.seek(0)
-            report.append(f"part {part}: {time.perf_counter() - t0:.0f} s wall, "
-                          f"{usage.ru_utime + usage.ru_stime:.0f} s CPU")
-            report += log.read().strip().splitlines()
-            if proc.returncode != 0:
-                raise KernelCacheError(f"pre-building the kernels with {python} failed: {report[-1]}")
-            log.close()
+        caches = {part: Path(tmp) / f"part{part}" for part, _ in JOBS}
+        pending, running, done, report, t0 = list(JOBS), {}, set(), [], time.perf_counter()
+        try:
+            while pending or running:
+                while len(running) < SLOTS:
+                    job = next((j for j in pending if j[1] is None or j[1] in done), None)
+                    if job is None:
+                        break
+                    pending.remove(job)
+                    proc = _start_part(python, stage_root, job, caches, Path(tmp))
+                    running[proc[0].pid] = (job[0], *proc)
+                pid, status, usage = os.wait4(-1, 0)  # the part's own CPU seconds
+                if pid not in running:
+                    continue
+                part, proc, log = running.pop(pid)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                log.seek(0)
+                report.append(f"part {part}: ended at {time.perf_counter() - t0:.0f} s wall, "
+                              f"{usage.ru_utime + usage.ru_stime:.0f} s CPU")
+                report += log.read().strip().splitlines()
+                log.close()
+                if proc.returncode != 0:
+                    raise KernelCacheError(f"pre-building the kernels with {python} failed: {report[-1]}")
+                done.add(part)
+        finally:
+            for _, proc, log in running.values():
+                proc.kill()
+                proc.wait()
+                log.close()
         _write_whole(Path(str(out) + ".log"), f"{python}\n" + "\n".join(report) + "\n")
-        merge_cache(caches[0], caches[1])
+        first = caches[JOBS[0][0]]
+        for part, _ in JOBS[1:]:
+            merge_cache(first, caches[part])
         env = dict(os.environ, PYTHONPATH=str(stage_root))
         r = subprocess.run([python, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
                                           "export_cache(sys.argv[1], sys.argv[2], sys.argv[3])",
-                            str(caches[0]), str(core), str(out) + ".tmp"], env=env, cwd=str(stage_root),
+                            str(first), str(core), str(out) + ".tmp"], env=env, cwd=str(stage_root),
                            capture_output=True, text=True)
         if r.returncode != 0:
             last = (r.stderr.strip().splitlines() or ["failed"])[-1]
             raise KernelCacheError(f"exporting the pre-built kernels of {python} failed: {last}")
     shutil.rmtree(out, ignore_errors=True)
     os.replace(str(out) + ".tmp", out)
+
+
+def _start_part(python: str, stage_root: Path, job: tuple, caches: dict, tmp: Path):
+    """Start ``python -m tracevis3d.warmup --part N`` for `JOBS` entry ``job`` in its own cache
+    (a copy of its base part's, or empty): (the process, its log file)."""
+    part, base = job
+    if base is not None and caches[base].is_dir():
+        shutil.copytree(caches[base], caches[part])
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(caches[part]), PYTHONPATH=str(stage_root))
+    env.pop("NUMBA_CPU_FEATURES", None)
+    log = open(tmp / f"part{part}.log", "w+")
+    proc = subprocess.Popen([python, "-m", "tracevis3d.warmup", "--part", str(part)], env=env, cwd=str(stage_root),
+                            stdout=log, stderr=subprocess.STDOUT)
+    return proc, log
 
 
 def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) -> str:

@@ -1,6 +1,6 @@
 """Compile (or load from the cache) every kernel a first user runs, on tiny made-up traces.
 
-    python -m tracevis3d.warmup [--install] [--part 1|2] [load,layout,compare,structure,live]
+    python -m tracevis3d.warmup [--install] [--part 1-4] [load,layout,compare,structure,live]
 
 Used twice:
 - by ``tools/build_extension.py`` with ``NUMBA_CPU_NAME=generic`` and an empty
@@ -132,21 +132,17 @@ def _load_each(forms: dict) -> tuple:
     return a, c
 
 
-def _load_all(part: int = 0):
-    """Load the made-up traces in every form the importer scans differently: a file's bytes
-    scan as a read-only buffer, an inflated .json.gz as a writable array, and numba compiles
-    the JSON kernels once for each (the first compare of two .json.gz files compiled 26 of
-    them before both were warmed).  ``part`` 1: the read-only forms only, 2: the inflated ones
-    only (`PARTS`).  Returns two traces."""
-    forms = _warmup_bytes()
-    traces = None
-    if part in (0, 1):
-        from .kernels import sigbus_guard  # noqa: F401  (the command line's guard of mapped files, cached)
+def _load_all():
+    """Load the made-up traces in every form the importer scans differently: a file's bytes and
+    an inflated .json.gz (the first compare of two .json.gz files once compiled 26 JSON kernels
+    that the plain forms had not; today both compile the same 237 signatures, measured with
+    numba's compile events, but both stay, so that a form scanned differently again is warmed
+    too).  Returns two traces."""
+    from .kernels import sigbus_guard  # noqa: F401  (the command line's guard of mapped files, cached)
 
-        traces = _load_each(forms["plain"])
-    if part in (0, 2):
-        traces = _load_each(forms["packed"])
-    return traces
+    forms = _warmup_bytes()
+    _load_each(forms["plain"])
+    return _load_each(forms["packed"])
 
 
 def warm_icicle(trace, _other=None) -> None:
@@ -342,15 +338,19 @@ def _compare(a, b):
     return compare_traces(a, b)
 
 
-#: the warm-up in two halves for two processes (`tools/kernel_caches.py` runs them at once, each
-#: with its own cache, and merges the caches): the steps each half runs after its load (part 1
-#: loads the read-only forms, part 2 the inflated ones, `_load_all`); together they compile the
-#: very signatures the whole warm-up does.  Balanced by measured compile time (CPU seconds from
-#: an empty cache, generic CPU; each step's line prints its own): load ~85 in each half, formats
-#: ~90, layout ~30, structure ~20, live ~2, compare ~155; so compare runs alone beside the rest
-#: (~240 and ~260 s; formats in part 2 made it 350 s against 140).  A step of a view that neither
-#: names runs in part 1.
-PARTS = {1: tuple(s for s in STEPS[1:] if s != "compare"), 2: ("compare",)}
+#: the warm-up in four parts for processes side by side (`tools/kernel_caches.py`, two at a time,
+#: each with its own cache, merged at the end): part 1 compiles the loads alone (every part that
+#: needs the made-up traces loads them, `TRACE_FREE_STEPS`); parts 3 and 4 start from a copy of
+#: part 1's cache, so their loads read those kernels instead of compiling them again (two halves
+#: that each loaded compiled the same 237 load signatures twice: ~85 CPU s of ~470); part 2 runs
+#: beside part 1.  CPU seconds from an empty cache, generic CPU, quiet (each step's line prints
+#: its own): load ~85, formats ~90, compare ~155, layout ~30, structure ~20, live ~2; so on two
+#: cores 1 then 3 (~245 s) beside 2 then 4 (~145 s).  Together they compile the very signatures
+#: the whole warm-up does.  A step of a view that none names runs in part 4.
+PARTS = {1: (), 2: ("formats",), 3: ("compare",),
+         4: tuple(s for s in STEPS[1:] if s not in ("formats", "compare"))}
+#: the steps that need no made-up traces (a part of these only loads none)
+TRACE_FREE_STEPS = ("formats",)
 #: what a step runs besides its views' warm-up functions (`tracevis3d.views.View.warm`)
 STEP_EXTRAS = {"formats": lambda _a, _b: _formats_all(), "structure": _structure_all}
 
@@ -363,13 +363,16 @@ def step_functions(step: str) -> list:
 
 
 def run(steps=STEPS, out=sys.stderr, part: int = 0) -> dict:
-    """Run the warm-up steps (``part`` 1 or 2: that half of them, `PARTS`); {step: seconds}."""
+    """Run the warm-up steps (``part`` 1-4: those of that part, `PARTS`); {step: seconds}."""
     times = {}
-    t, cpu = time.perf_counter(), time.process_time()
-    a, c = _load_all(part)
-    times["load"] = time.perf_counter() - t
-    # the CPU seconds too: on a loaded machine they, not the wall time, say what a step costs (`PARTS`)
-    print(f"warmup: load kernels ready in {times['load']:.1f} s ({time.process_time() - cpu:.1f} s CPU)", file=out)
+    a = c = None
+    if part in (0, 1) or set(PARTS[part]) - set(TRACE_FREE_STEPS):
+        t, cpu = time.perf_counter(), time.process_time()
+        a, c = _load_all()
+        times["load"] = time.perf_counter() - t
+        # the CPU seconds too: on a loaded machine they, not the wall time, say what a step costs (`PARTS`)
+        print(f"warmup: load kernels ready in {times['load']:.1f} s ({time.process_time() - cpu:.1f} s CPU)",
+              file=out)
     for step in STEPS[1:]:
         if step in steps and (part == 0 or step in PARTS[part]):
             t, cpu = time.perf_counter(), time.process_time()
@@ -418,9 +421,9 @@ def main(argv=None) -> int:
         except (AttributeError, OSError):
             pass
     part = 0
-    if argv[:1] == ["--part"]:  # tools/kernel_caches.py: one half, in a process of its own
-        if len(argv) < 2 or argv[1] not in ("1", "2"):
-            print("tracevis3d.warmup: error: --part takes 1 or 2", file=sys.stderr)
+    if argv[:1] == ["--part"]:  # tools/kernel_caches.py: one part, in a process of its own
+        if len(argv) < 2 or argv[1] not in map(str, PARTS):
+            print(f"tracevis3d.warmup: error: --part takes {', '.join(map(str, PARTS))}", file=sys.stderr)
             return 2
         part, argv = int(argv[1]), argv[2:]
     steps = tuple(argv[0].split(",")) if argv else STEPS
