@@ -73,6 +73,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import resource
 import subprocess
 import sys
@@ -114,14 +115,34 @@ def inputs(view: str, n: int, out: pathlib.Path) -> list:
     return make_pair(n, out) if view == "compare" else [make_trace(n, out)]
 
 
-def render(root: pathlib.Path, view: str, traces: list, png: pathlib.Path, cache: str) -> tuple:
-    """(seconds, peak GB) of one render through the command line of the tree at ``root``."""
+#: the command's own progress lines that time its phases: the scene's build (load excluded: the
+#: layout and the scene write) and the render with its PNG
+PHASE_LINES = {"build": re.compile(r"\] scene: .* in ([0-9.]+) s$"), "render": re.compile(r"\] rendered in ([0-9.]+) s$")}
+
+
+def phases_of(stderr: str) -> dict:
+    """{phase: seconds} read from a ``render-<view>`` command's progress lines (`PHASE_LINES`)."""
+    out = {}
+    for line in stderr.splitlines():
+        for name, rx in PHASE_LINES.items():
+            m = rx.search(line.strip())
+            if m:
+                out[name] = float(m.group(1))
+    return out
+
+
+def render(root: pathlib.Path, view: str, traces: list, png: pathlib.Path, cache: str, phases: dict | None = None
+           ) -> tuple:
+    """(seconds, peak GB) of one render through the command line of the tree at ``root``;
+    ``phases`` gets the command's own phase times (`phases_of`)."""
     env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "tracevis3d", f"render-{view}", *map(str, traces), "-o", str(png)],
                        cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     sec = time.perf_counter() - t
+    if phases is not None:
+        phases.update(phases_of(r.stderr))
     if r.returncode != 0:
         return None, " ".join(r.stderr.strip().splitlines()[-1:])[-120:]
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -131,19 +152,30 @@ def render(root: pathlib.Path, view: str, traces: list, png: pathlib.Path, cache
 
 
 def one(root: str, view: str, traces: str, png: str, cache: str) -> None:
-    """Child mode: run one render and print 'SECONDS PEAK_GB' (its own children only);
-    ``traces``: the trace files joined by os.pathsep."""
+    """Child mode: run one render and print 'SECONDS PEAK_GB' (its own children only), then its
+    phases as 'PHASES {json}'; ``traces``: the trace files joined by os.pathsep."""
+    import json
+
+    phases = {}
     sec, gb = render(pathlib.Path(root), view, [pathlib.Path(t) for t in traces.split(os.pathsep)],
-                     pathlib.Path(png), cache)
+                     pathlib.Path(png), cache, phases)
     print(f"RESULT {sec} {gb}")
+    print(f"PHASES {json.dumps(phases)}")
 
 
-def measure(root, view, traces, png, cache) -> tuple:
+def measure(root, view, traces, png, cache, phases: dict | None = None) -> tuple:
+    """(seconds, peak GB) of ``render-<view>`` in a fresh grandchild (`one`); ``phases`` gets its
+    phase times (`phases_of`)."""
+    import json
+
     if root is None:
         return None, "no peer"
     r = subprocess.run([sys.executable, __file__, "--one", str(root), view, os.pathsep.join(map(str, traces)),
                         str(png), cache],
                        capture_output=True, text=True, timeout=3600)
+    for line in r.stdout.splitlines():
+        if line.startswith("PHASES ") and phases is not None:
+            phases.update(json.loads(line[len("PHASES "):]))
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
             _, sec, gb = line.split(" ", 2)
@@ -275,15 +307,19 @@ def overview_rows(args) -> None:
     rows = []
     # 1. render-icicle of 10^7 calls end to end: fresh processes, after an untimed one (kernels)
     measure(REPO, "icicle", [native_file(10 ** 4, work)], work / "icicle_warm.png", cache)
-    runs, peers, loads = [], [], []
+    runs, peers, loads, phases = [], [], [], []
     for _ in range(args.repeat):
         peers.append(sort_peer(10 ** 7))
         loads.append(os.getloadavg()[0])
-        runs.append(measure(REPO, "icicle", [big], work / "icicle_10000000.png", cache))
+        phases.append({})
+        runs.append(measure(REPO, "icicle", [big], work / "icicle_10000000.png", cache, phases[-1]))
     secs = [r[0] for r in runs if r[0]]
     sec, peer = statistics.median(secs), statistics.median(peers)
+    split = ", ".join(f"{name} {statistics.median(p[name] for p in phases if name in p):.1f} s"
+                      for name in PHASE_LINES if any(name in p for p in phases))
     rows.append(("`render-icicle` of 10^7 calls (native file), 1920×1080, end to end, median of "
-                 f"{len(secs)} ({', '.join(f'{x:.1f}' for x in secs)} s), peak {max(r[1] for r in runs):.1f} GB",
+                 f"{len(secs)} ({', '.join(f'{x:.1f}' for x in secs)} s; of it {split}), "
+                 f"peak {max(r[1] for r in runs):.1f} GB",
                  f"{sec:.1f} s", f"numpy sort of 10^7 doubles {peer:.2f} s", f"{sec / peer:.0f}×",
                  f"≤ {OVERVIEW_GOALS['render']:g} s", statistics.median(loads)))
     # 2. the overview layout's own memory at 10^7 calls
