@@ -43,9 +43,10 @@ def read_durations(path: Path = DURATIONS) -> tuple[dict[str, float], list[list[
 def deal(files: list[str], durations: dict[str, float], sessions: int = 2,
          together: list[list[str]] = ()) -> list[list[str]]:
     """``files`` in ``sessions`` groups of about equal total duration (longest processing time
-    first); each group in path order.  The files of a ``together`` group go to one session (they
-    compile the same kernels, which the warm-up does not: the memray captures' reader; in two
-    sessions at once both would compile them)."""
+    first); each group in path order.  The files of a ``together`` group go to one session: they
+    share work done once a session (kernels the warm-up does not compile, the memray captures'
+    reader, which two sessions would both compile; the syntax trees `test_import_graph.parsed`
+    keeps)."""
     known = [durations[f] for f in files if f in durations]
     default = statistics.median(known) if known else 1.0
     units, placed = [], set()

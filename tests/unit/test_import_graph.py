@@ -4,6 +4,7 @@ functions too (an import a function defers is still a dependency); only `tracevi
 imports Blender's modules (bpy, mathutils, bmesh, gpu); the add-on's UI package ``ui`` (the
 other place that imports bpy) has no cycle either, with the core, and the core never imports it."""
 import ast
+import functools
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2] / "tracevis3d"
@@ -63,6 +64,14 @@ def _layer_of(module: str, layers=LAYERS):
     return None if best is None else best[:2]
 
 
+@functools.lru_cache(maxsize=None)
+def parsed(path: pathlib.Path) -> ast.Module:
+    """A module's syntax tree, parsed once per session (~3 CPU s for the package and ``ui``;
+    the checks here and test_private_imports.py read every module, five times over): read
+    only, never changed."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(mods: dict) -> list:
     """(module, line, imported module) of every import inside ``mods`` (module level and
     inside functions), resolved to the longest module of ``mods`` it names: ``from .pkg import
@@ -71,7 +80,7 @@ def _imports(mods: dict) -> list:
     out = []
     for m, p in mods.items():
         is_pkg = p.name == "__init__.py"
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(p)):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = m.split(".") if is_pkg else m.split(".")[:-1]
@@ -121,7 +130,7 @@ def _edges(mods: dict) -> tuple:
     edges, blender = {m: set() for m in mods}, {m: set() for m in mods}
     for m, p in mods.items():
         is_pkg = p.name == "__init__.py"
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(p)):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = m.split(".") if is_pkg else m.split(".")[:-1]
@@ -256,7 +265,7 @@ def test_long_modules_say_why():
     for p in list(ROOT.rglob("*.py")) + list((ROOT.parent / "ui").rglob("*.py")):
         text = p.read_text(encoding="utf-8")
         if text.count("\n") > 620:
-            doc = _ast.get_docstring(_ast.parse(text)) or ""
+            doc = _ast.get_docstring(parsed(p)) or ""
             if "Over 600 lines:" not in doc:
                 long.append(f"{p.relative_to(ROOT.parent)} ({text.count(chr(10))} lines)")
     assert not long, long

@@ -8,7 +8,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from test_import_graph import ROOT, UI, _modules  # noqa: E402
+from test_import_graph import ROOT, UI, _modules, parsed  # noqa: E402
 
 #: The most private names the package may still import across its modules (issue 81: from 189).
 MOST = 40
@@ -31,7 +31,7 @@ def private_uses(mods: dict) -> list:
     out = set()
     for m, p in mods.items():
         is_pkg = p.name == "__init__.py"
-        tree = ast.parse(p.read_text(encoding="utf-8"))
+        tree = parsed(p)
         bound = {}  # local name -> module of ``mods`` it is bound to
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
