@@ -225,7 +225,7 @@ def keep_overview_steps(job: Job, scene, trace, params, path, stages):
     """Keep what a zoom of the figure just built needs (module doc): the trace and the
     overview's colours (``stages``: the build's `icicle.IcicleStages`) for this session; saving
     the scene writes them to the user cache (`persist_zoom_inputs`); in Blender's interface, the
-    zoom's instancer group too (`zoom_write.prepare_instancer_steps`: ~0.7 s, which a headless
+    zoom's instancer group too (`zoom_write.prepare_instancer_steps`: ~0.1 s, which a headless
     script's first zoom pays).  Nothing for a figure without a trace file or of merged stacks
     (its first zoom computes them)."""
     from . import session

@@ -48,8 +48,8 @@ MAX_KEPT_BRANCHES = 256
 
 def branches_for(n_materials: int) -> int:
     """The branches of the zoom's instancer group built for ``n_materials`` materials: the next
-    power of two, at least `MIN_BRANCHES` (building a group grows faster than its size: ~0.1 s
-    for 26 branches, ~0.4 s for 64 on this machine; a spare branch selects no point)."""
+    power of two, at least `MIN_BRANCHES` (building a group grows faster than its size: ~0.04 s
+    for 26 branches, ~0.12 s for 64 on this machine; a spare branch selects no point)."""
     return max(MIN_BRANCHES, 1 << max(int(n_materials) - 1, 0).bit_length())
 
 
