@@ -22,7 +22,7 @@ from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA,
                         ERR_NOT_JSON, FULL, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
                         _grow, kept_phase, row_to_side, scan_event, scan_event_inlined, side_phase)
-from .jsontokens import scan_string, skip_value, skip_ws
+from .jsontokens import bytes_are, scan_string, skip_value, skip_ws
 from .sidescan import side_from_row, side_phase_at
 from .sideshape import side_run
 from .sidetables import C_EVENTS, C_ON, fast_grown, fast_room, new_fast
@@ -153,15 +153,10 @@ def scan_events_chunk(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_
     return k, kv, end, st, ep, seen
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _is_key(buf, i, kl, word):
     """The key string at ``buf[i]`` (its opening quote), ``kl`` bytes long, is ``word``."""
-    if kl != word.shape[0]:
-        return False
-    for q in range(kl):
-        if buf[i + 1 + q] != word[q]:
-            return False
-    return True
+    return bytes_are(buf, i + 1, kl, word)
 
 
 _TRACE_EVENTS = np.frombuffer(b"traceEvents", np.uint8)

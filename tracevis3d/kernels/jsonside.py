@@ -11,7 +11,7 @@ by their inputs.  Brute-force twins in tests/test_chrome_side.py.
 import numpy as np
 from numba import njit
 
-from .jsontokens import parse_number, scan_string, skip_value, skip_ws
+from .jsontokens import bytes_are, parse_number, scan_string, skip_value, skip_ws
 from .repairs import note
 from .tree import group_by_key
 
@@ -116,17 +116,6 @@ def _value_span(buf, i, stack):
     return i, j - i, j
 
 
-@njit(cache=True, nogil=True)
-def _key_is(buf, k0, kl, word):
-    """The ``kl`` bytes at ``buf[k0]`` are ``word``."""
-    if kl != word.shape[0]:
-        return False
-    for q in range(kl):
-        if buf[k0 + q] != word[q]:
-            return False
-    return True
-
-
 _ID = np.frombuffer(b"id", np.uint8)
 _ID2 = np.frombuffer(b"id2", np.uint8)
 _SCOPE = np.frombuffer(b"scope", np.uint8)
@@ -165,7 +154,7 @@ def event_ids(buf, off, ln, stack):
             if i >= end or buf[i] != 58:
                 break
             i = skip_ws(buf, i + 1)
-            if _key_is(buf, k0, kl, _ID2) and buf[i] == 123:
+            if bytes_are(buf, k0, kl, _ID2) and buf[i] == 123:
                 i = skip_ws(buf, i + 1)
                 while i < end and buf[i] == 34:
                     j, _ = scan_string(buf, i)
@@ -179,9 +168,9 @@ def event_ids(buf, off, ln, stack):
                     v0, vl, j = _value_span(buf, i, stack)
                     if j < 0:
                         break
-                    if _key_is(buf, q0, ql, _GLOBAL):
+                    if bytes_are(buf, q0, ql, _GLOBAL):
                         g0, gl = v0, vl
-                    elif _key_is(buf, q0, ql, _LOCAL):
+                    elif bytes_are(buf, q0, ql, _LOCAL):
                         l0, ll = v0, vl
                     i = skip_ws(buf, j)
                     if i < end and buf[i] == 44:
@@ -194,10 +183,10 @@ def event_ids(buf, off, ln, stack):
                 v0, vl, j = _value_span(buf, i, stack)
                 if j < 0:
                     break
-                if _key_is(buf, k0, kl, _ID):
+                if bytes_are(buf, k0, kl, _ID):
                     id_off[r], id_len[r] = v0, vl
                     kind[r] = ID_PLAIN
-                elif _key_is(buf, k0, kl, _SCOPE):
+                elif bytes_are(buf, k0, kl, _SCOPE):
                     sc_off[r], sc_len[r] = v0, vl
             i = skip_ws(buf, j)
             if i < end and buf[i] == 44:

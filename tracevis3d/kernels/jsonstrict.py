@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .jsontokens import bytes_are
 from .jsontokens import scan_string as jt_scan_string
 from .textscan import load_u64
 
@@ -219,13 +220,8 @@ def scan_key(buf, i, n, strict):
 
 @njit(cache=True, nogil=True, inline="always")
 def span_is(buf, a, b, word):
-    """Whether ``buf[a:b]`` is the bytes ``word``."""
-    if b - a != word.shape[0]:
-        return False
-    for q in range(word.shape[0]):
-        if buf[a + q] != word[q]:
-            return False
-    return True
+    """Whether ``buf[a:b]`` is the bytes ``word`` (`jsontokens.bytes_are`)."""
+    return bytes_are(buf, a, b - a, word)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

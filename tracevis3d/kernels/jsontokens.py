@@ -113,6 +113,17 @@ def scan_string(buf, i):
     return np.int64(-1), esc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def bytes_are(buf, at, ln, word):
+    """Whether the ``ln`` bytes at ``buf[at]`` are the bytes ``word`` (a key, a literal)."""
+    if ln != word.shape[0]:
+        return False
+    for q in range(ln):
+        if buf[at + q] != word[q]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def fnv1a(buf, off, ln):
     """64-bit FNV-1a hash of ``buf[off:off+ln]`` (as int64)."""
