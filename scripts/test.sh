@@ -61,6 +61,8 @@ unit_layer() {
   local line_a line_b unit_a unit_b
   { read -r line_a; read -r line_b; } < <(.venv/bin/python tools/deal_tests.py tests/unit)
   read -ra unit_a <<< "$line_a"; read -ra unit_b <<< "$line_b"
+  # (a session of no files would run every layer)
+  [ ${#unit_a[@]} -gt 0 ] && [ ${#unit_b[@]} -gt 0 ] || { echo "tests/unit: its files were not dealt" >&2; exit 1; }
   local t0=$SECONDS
   start_session unit-a --junitxml=build/test-logs/unit-a.xml "${unit_a[@]}"
   start_session unit-b --junitxml=build/test-logs/unit-b.xml "${unit_b[@]}"
