@@ -565,7 +565,7 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
 #:                walkers' counters and plan, or after the walk the overview's
 #:                per-call constants and one wave of B's difference array
 #:   kept pairs   class ids; top-k picks of both sides (lazily resident, given     `KEPT_BYTES_PER_CALL` · n +
-#:                back as the union reads them); then the kept pairs' calls and    `KEPT_BYTES_PER_PICK` · top_k · n
+#:                back as the union reads them); then the kept pairs' calls and    `KEPT_BYTES_PER_PAIR` · m
 #:                similarity positions (12 B a pair), their groups (4 B) and the  + records held in memory
 #:                groups walks' roots, leaf counts and segment trees; the records
 #:                (`PAIR_DTYPE`, 44 B) in memory up to `SPILL_PAIRS_BYTES`, past it in a file
@@ -574,15 +574,16 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
 #: synthetic pairs): peak bytes per call of the phases at 10^7 calls 34 / 70 / 85 (pair records in
 #: memory: 141), at 10^8 ... ; the constants add a margin.  A trace mapped from its file
 #: (`load` of a native file) needs its pages resident besides: `mapped_input_bytes`.
-CLASSES_BYTES_PER_CALL = 48
+CLASSES_BYTES_PER_CALL = 44
 #: (see `CLASSES_BYTES_PER_CALL`) what every phase holds whatever the size: the threads' stacks
 #: and pools, the kernels' first allocations, the allocator's slack
 COMPARE_FIXED_BYTES = 256 << 20
 #: (see `CLASSES_BYTES_PER_CALL`) held through the join besides its own buffers
-JOIN_HELD_BYTES_PER_CALL = 40
-#: (see `CLASSES_BYTES_PER_CALL`) the kept pairs' phase, per call and per pick (top_k a call)
-KEPT_BYTES_PER_CALL = 24
-KEPT_BYTES_PER_PICK = 24
+JOIN_HELD_BYTES_PER_CALL = 24
+#: (see `CLASSES_BYTES_PER_CALL`) the kept pairs' phase, per call and per kept pair (taken at
+#: their bound, top_k a call)
+KEPT_BYTES_PER_CALL = 16
+KEPT_BYTES_PER_PAIR = 18
 #: resident bytes per KEPT class pair: 4 (B row, int32) + 2 (overlap, uint16) in the waves'
 #: copies, then their concatenation (the result's CSR); the margin covers the sampled
 #: estimate's error.  Streamed class pairs cost only the wave's buffers (`WAVE_PAIRS` × 6 B)
@@ -674,13 +675,21 @@ def compare_need_bytes(n_calls: int, top_k: int = 2, join_bytes: float = 0.0, n_
     stay in memory (at most ``top_k`` a call both ways, `PAIR_DTYPE` each; past
     `SPILL_PAIRS_BYTES` they are written to a file, a pass of `SPILL_CHUNK_PAIRS` at a time)."""
     n, k = int(n_calls), int(top_k)
-    records = min(n * k * PAIR_DTYPE.itemsize, SPILL_PAIRS_BYTES)
     phases = {"classes": n * CLASSES_BYTES_PER_CALL,
               "join": n * JOIN_HELD_BYTES_PER_CALL + float(join_bytes)
               + float(n_class_pairs) * float(bytes_per_class_pair),
-              "kept pairs": n * KEPT_BYTES_PER_CALL + n * k * KEPT_BYTES_PER_PICK + records}
+              "kept pairs": max(_kept_pairs_bytes(n, m) for m in (n * k, min(n * k, _IN_MEMORY_PAIRS)))}
     phase = max(phases, key=phases.get)
     return COMPARE_FIXED_BYTES + int(phases[phase]), phase
+
+
+def _kept_pairs_bytes(n_calls: int, m: int) -> int:
+    """The kept pairs' phase of `compare_need_bytes` for ``m`` kept pairs: per call and per pair,
+    and the records with their similarity positions while they stay in memory (else one pass of
+    `SPILL_CHUNK_PAIRS` records: the others are in the file)."""
+    in_memory = m <= _IN_MEMORY_PAIRS
+    records = m * (PAIR_DTYPE.itemsize + 8) if in_memory else SPILL_CHUNK_PAIRS * PAIR_DTYPE.itemsize
+    return n_calls * KEPT_BYTES_PER_CALL + m * KEPT_BYTES_PER_PAIR + records
 
 
 #: the arrays of a `Trace` that a comparison reads (Γ-sets, times, groups, repetitions)
@@ -898,6 +907,8 @@ SPILL_PAIRS_BYTES = 2 << 30
 #: kept pairs filled per pass when they are written to a file (each pass's pages then given
 #: back: the process holds one pass of records at a time)
 SPILL_CHUNK_PAIRS = 1 << 22
+#: the most kept pairs whose records stay in memory (`SPILL_PAIRS_BYTES`)
+_IN_MEMORY_PAIRS = SPILL_PAIRS_BYTES // PAIR_DTYPE.itemsize
 #: calls of A whose kept pairs the union writes per pass before the pages of the picks it has
 #: read are given back (`kept_pairs.union_of_picks`)
 UNION_CHUNK_CALLS = 1 << 22
