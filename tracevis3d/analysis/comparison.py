@@ -570,10 +570,13 @@ def _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period):
 #:                groups walks' roots, leaf counts and segment trees; the records
 #:                (`PAIR_DTYPE`, 44 B) in memory up to `SPILL_PAIRS_BYTES`, past it in a file
 #:
-#: Measured (bench/bench_compare_goal.py --goal and /proc's RssAnon sampled every 5 ms, the
-#: synthetic pairs): peak bytes per call of the phases at 10^7 calls 34 / 70 / 85 (pair records in
-#: memory: 141), at 10^8 ... ; the constants add a margin.  A trace mapped from its file
-#: (`load` of a native file) needs its pages resident besides: `mapped_input_bytes`.
+#: Measured (RssAnon above the traces sampled every 5 ms, the synthetic pairs of
+#: bench/bench_compare_goal.py --goal): peak bytes a call of the classes / join / kept pairs at
+#: 10^7 calls 39 / 74 (its buffers 45) / 87 (143 once the records, in memory there, are filled);
+#: at 10^8 the classes 32, the join's walk 31.  A fixed part (`COMPARE_FIXED_BYTES`) covers the
+#: small sizes (at 10^6 the kept pairs' phase holds 172 B a call, records included).  A trace
+#: mapped from its file (`load` of a native file) needs its pages resident besides:
+#: `mapped_input_bytes`.
 CLASSES_BYTES_PER_CALL = 44
 #: (see `CLASSES_BYTES_PER_CALL`) what every phase holds whatever the size: the threads' stacks
 #: and pools, the kernels' first allocations, the allocator's slack
@@ -875,8 +878,10 @@ def compare_traces(a: Trace, b: Trace, tau: float = 0.2, *, top_k: int = 2, n_bi
     Deterministic: same inputs give the same arrays.
     Raises TypeError / ValueError naming the bad parameter or the empty trace, and
     `TraceTooLargeError` (a MemoryError) before the long work when the pair cannot fit in the
-    available memory (`check_compare_memory`: from the calls, then from the join's wave and,
-    where they are kept, its sampled number of class pairs).
+    available memory (`check_compare_memory`: the largest of its phases, from the calls, then from
+    the join's buffers and, where they are kept, its sampled number of class pairs; the mapped
+    inputs' pages included), and before writing its kept pairs to a file when the temporary
+    folder lacks the room (`check_spill_room`).
     """
     tau, aligned_tol = _check_params(a, b, tau, top_k, n_bins, aligned_tol, max_period)
     if join not in ("tree", "filter"):
