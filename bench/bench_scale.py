@@ -12,7 +12,8 @@ peer).  Prints one table: seconds and GB of both, and the ratio to the peer.
 
 ``--overview`` (``make bench``): issue 79's rows instead, in one table beside a peer or a limit
 measured in the same run: ``render-icicle`` of the 10^7-call native file end to end (median of
-``--repeat`` fresh processes; the peer numpy's sort of 10^7 doubles), the overview layout's own
+``--repeat`` fresh processes, with the medians of the command's own build and render times; the
+peer numpy's sort of 10^7 doubles), the overview layout's own
 peak bytes a call at 10^7 (the limit: the file's own bytes a call), and with ``--huge`` the
 whole overview of the 10^8-call native file, mapped, as `build_icicle` makes it headless (the
 peer: its arrays read once), under the machine's lock ``/tmp/tv3d-bigmem.lock`` and only with
