@@ -436,20 +436,21 @@ def _data_files(shipped: str, rel: str, index_name: str, files: list) -> list[st
 #: every run of the step compiles (kernels/jsonvalid only when a trace has args,
 #: kernels/jsonside only when it has counters or async slices, kernels/rows only when it has
 #: async slices, and kernels/setjoin_prefix only with join="filter" are left out, so that a
-#: cache the step filled never reads as cold)
+#: cache the step filled never reads as cold; so is a module of inlined helpers only, such as
+#: kernels/repairs, which never has entries of its own)
 STEP_KERNELS = {
     "load": ("kernels/jsonscan", "kernels/jsonevent", "kernels/jsontokens", "kernels/jsonspans", "kernels/tree",
-             "kernels/sidescan", "kernels/sideshape", "kernels/sidetables", "kernels/repairs"),
+             "kernels/sidescan", "kernels/sideshape", "kernels/sidetables"),
     # a file of another format than Chrome's JSON (`io.formats`: sampled and aggregated profiles, built
     # by io/stacks.py; `io.sniff.format_of_file`)
     "load_formats": ("kernels/stacks", "kernels/left_heavy", "kernels/stacklists", "kernels/textscan",
                      "kernels/perf_scan", "kernels/perf_lines", "kernels/callgrind_scan", "kernels/protowire",
                      "kernels/pprof_fields", "kernels/pprof_scan", "kernels/cpuprofile_scan", "kernels/jsonstrict",
-                     "kernels/chrome_tree", "kernels/tree", "kernels/repairs"),
+                     "kernels/chrome_tree", "kernels/tree"),
     # a Perfetto protobuf trace (`io.perfetto`: the wire scanner and its tables)
-    "load_perfetto": ("kernels/protoscan", "kernels/perfetto_layout", "kernels/perfetto_wire",
+    "load_perfetto": ("kernels/protoscan", "kernels/perfetto_wire",
                       "kernels/perfetto_fields", "kernels/perfetto_descriptors", "kernels/perfetto_event",
-                      "kernels/perfetto_args", "kernels/perfetto_tracks", "kernels/tree", "kernels/repairs"),
+                      "kernels/perfetto_args", "kernels/perfetto_tracks", "kernels/tree"),
     # a native (.tv3d.npz) or compact (.tv3c) file (`io.sniff.is_native_file`): its arrays are read,
     # the tree only checked (~1-2 s on an empty cache; a native 10^7-call file said "about 45 s")
     "load_native": ("kernels/tree",),

@@ -60,3 +60,22 @@ def test_a_source_changed_just_now_makes_no_stamp(tmp_path, monkeypatch):
     assert kernel_cache.sources_stamp(str(root)) is None
     monkeypatch.setattr(kernel_cache, "_RACY_NS", 0)
     assert kernel_cache.sources_stamp(str(root)) is not None
+
+
+def test_every_step_module_has_cache_entries_of_its_own():
+    """`kernel_cache.STEP_KERNELS` / `STEP_WAYS` name the modules whose cache entries say that a
+    step's code is ready.  A module without a cached kernel of its own (constants only, or
+    helpers that are only ever inlined into their callers) never has an entry, so its step
+    read as cold for ever: every first Perfetto load announced "preparing kernels", and the
+    add-on's background warm-up started at every Blender start (kernels/perfetto_layout,
+    constants only; kernels/repairs, one inlined helper)."""
+    import re
+
+    from tracevis3d import kernel_cache as kc
+
+    own_entry = re.compile(r"^@(?:numba\.)?(?:njit|jit|cfunc)\((?![^)]*inline=\"always\")[^)]*cache=True", re.M)
+    modules = {m for mods in kc.STEP_KERNELS.values() for m in mods}
+    modules |= {m for ways in kc.STEP_WAYS.values() for mods in ways.values() for m in mods}
+    without = [m for m in sorted(modules)
+               if not own_entry.search(open(os.path.join(kc.package_root(), m + ".py"), encoding="utf-8").read())]
+    assert not without, f"step modules that can have no cache entry of their own: {without}"
