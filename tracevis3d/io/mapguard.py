@@ -13,8 +13,9 @@ inside Blender with the user's whole session.  Two ways out, chosen per process:
   dropped; files that fit well in memory are read instead (`native.load_native`).
 - **the file itself, guarded** (the one-shot command line, `exit_on_sigbus`): a signal handler
   compiled by numba (`kernels.sigbus_guard`: machine code, async-signal-safe, no Python, no GIL,
-  loaded from the kernel cache) writes one line to stderr and exits with status 1.  The fast path for windows of 10^8-call files; a process
-  that installs it accepts dying, cleanly, when its input is cut under it.
+  loaded from the kernel cache) writes one line to stderr and exits with status 1.  The fast
+  path for windows of 10^8-call files; a process that installs it accepts dying, cleanly, when
+  its input is cut under it.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ __all__ = ["exit_on_sigbus", "prefer_guard", "guarded", "private_copy", "availab
 
 _installed = False
 _wanted = False  # the process asked for the guard (`prefer_guard`): installed when a file is first mapped
-_keep = []  # the compiled handler and its message stay alive as long as the process
+_keep = []  # the handler and libc's handle stay alive as long as the process
 
 
 def prefer_guard() -> None:

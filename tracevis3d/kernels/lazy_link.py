@@ -5,9 +5,9 @@ A kernel that numba loads from its cache (numba 0.68, ``CPUCodeLibrary._unserial
 bitcode of its whole module, which numba parses at once (``llvmlite.binding.parse_bitcode``)
 and then walks symbol by symbol (``JitEngine._load_defined_symbols``, three foreign calls a
 symbol) so that it could link the kernel into code compiled later.  A process that only runs
-cached kernels never links them, yet pays both: 11 ms of a 16 ms load, 0.2 s of a first Chrome
-JSON load's 0.3 s of kernel loads (21 kernels; measured in `bench/bench_json_load.py`'s first-load
-row).
+cached kernels never links them, yet pays both: the 21 kernel loads of a first Chrome JSON load
+took 0.135-0.142 s with them and take 0.055-0.059 s without (fresh processes, quiet 2-core
+machine; 0.58-0.63 s against 0.21-0.27 s at load average 5).
 
 `install` makes the loads of this package's kernels keep the bitcode as bytes and read it only
 when it is asked for, which is exactly where numba asks:
