@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
-mkdir -p build/test-logs
+mkdir -p build/test-logs && rm -f build/test-logs/*.log  # this run's logs only (tools/failure_digest.py reads them)
 # a python3.13 that really runs (a pyenv shim for an inactive version does not)
 PY313=""
 for cand in "${PYTHON313:-}" "$(command -v python3.13 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
@@ -102,4 +102,10 @@ fi
 # the smoke runs of every Blender line: 4.2 LTS, 4.5 LTS, 5.0, and 5.2 where .venv313 is (scripts/smoke_all.sh)
 [ -n "$PY313" ] || echo "smoke test: bpy 5.2 skipped (no python3.13 found)" >&2
 [ "${TRACEVIS3D_SKIP_SMOKE52:-0}" = 1 ] || bash scripts/smoke_all.sh || status=$?
+# the failures of the pytest sessions again, a few lines each, as the run's last lines: CI keeps
+# the head and the tail of the output, and a traceback in the middle was cut (tools/failure_digest.py)
+if [ "$status" != 0 ] && compgen -G "build/test-logs/*.log" >/dev/null; then
+  echo "== failures of the pytest sessions (build/test-logs/)"
+  .venv/bin/python tools/failure_digest.py build/test-logs/*.log || true
+fi
 exit $status
