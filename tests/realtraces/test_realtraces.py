@@ -1,18 +1,30 @@
 """The recorder of the tests' real traces (tests/support/realtraces.py), on programs recorded now: a
 valid trace with the functions the program ran (deep, multi-threaded).  The figure, layout and
 analysis tests read these programs' committed recordings (tests/data/recorded)."""
+import pathlib
+import shutil
 import warnings
 
 import numpy as np
+import pytest
 
 import tracevis3d
 from tracevis3d.io.threadnames import is_placeholder_name
 
 
 def _load(path):
+    """``path`` loaded, every repair an error (a real VizTracer file needs none); a file that
+    needed one is kept in build/test-logs/ and the test fails naming the repair (CI shows only
+    the tail of a run: stop 85 lost which repair a fresh threads recording needed)."""
     with warnings.catch_warnings():
-        warnings.simplefilter("error", tracevis3d.TraceWarning)  # a real VizTracer file needs no repair
-        return tracevis3d.load(path)
+        warnings.simplefilter("error", tracevis3d.TraceWarning)
+        try:
+            return tracevis3d.load(path)
+        except (tracevis3d.TraceWarning, tracevis3d.TraceFormatError) as e:
+            kept = pathlib.Path(__file__).resolve().parents[2] / "build" / "test-logs" / pathlib.Path(path).name
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, kept)
+            pytest.fail(f"{type(e).__name__}: {e} (the file kept as {kept})", pytrace=False)
 
 
 def test_deep_trace_is_deep_and_valid(fresh_deep_trace_path):
