@@ -190,7 +190,8 @@ VIEWS: tuple = (
          commands=(Command("render-memory CAPTURE", "render a memray capture's memory over time to an image"),),
          cli="cli.memory", job="blender.memory_tasks:memory_build_job",
          steps="blender.memory_tasks:memory_build_steps", scene_key="tracevis3d_memory", panel="Memory",
-         animations=(), warmup="", warm="", load="io:load_memory", describe="cli.memory:describe"),
+         animations=(), warmup="layout", warm="warmup:warm_memory", load="io:load_memory",
+         describe="cli.memory:describe"),
 )
 
 _BY_NAME = {v.name: v for v in VIEWS}

@@ -315,6 +315,24 @@ def _structure_all(trace, _other=None) -> None:
     search_calls(trace, "f1")
 
 
+def warm_memory(trace, _other=None) -> None:
+    """The memory view: our memray reader's scan (`kernels.memray_scan`) on a tiny capture made in
+    code (`io.memray_sample`), its ranges and snapshots (`kernels.memcov`), and the view's layout
+    grouped each way, alone and under the made-up trace's icicle and strip (a first capture had
+    compiled for ~19 s in silence: the view had no warm-up)."""
+    from .io import load_memory_bytes
+    from .io.memray_sample import sample_capture
+    from .layout.memory_calls import memory_figure
+    from .params.memory import MemoryParams
+
+    cap = load_memory_bytes(sample_capture(), source="<warmup memray>", warn=False, reader="own")
+    for group_by in ("site", "module", "range"):
+        memory_figure(cap, MemoryParams(group_by=group_by, bins=64))
+    if trace is not None:
+        for calls_view in ("icicle", "strip"):
+            memory_figure(cap, MemoryParams(calls_view=calls_view, bins=64), calls=trace)
+
+
 def warm_cone(trace, _other=None) -> None:
     """The cone tree's layout."""
     from .layout.cone import ConeParams, cone_layout

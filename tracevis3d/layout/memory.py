@@ -716,27 +716,3 @@ def nice(lo: float, hi: float, n: int) -> list:
 
 
 __all__ = ["memory_layout", "fmt_bytes", "project"]
-
-
-
-def warm_memory(_trace=None, _other=None) -> None:
-    """The memory view's kernels compiled (numba's cache) on a made-up stream of records: the
-    reader's pairing and clock, and the layout's grid and merge (`tracevis3d.warmup`; the made-up
-    traces are not memory captures, so they are not used)."""
-    from ..kernels.memcov import heap_curve_peak, pair_ranges, record_role, record_times, snapshot_positions
-
-    allocator = np.array([6, 2, 5, 1, 14, 15, 6], np.int64)
-    address = np.array([16, 32, 16, 32, 4096, 4096, 48], np.uint64)
-    size = np.array([10, 20, 0, 0, 4096, 4096, 30], np.uint64)
-    rec = np.stack([address, size, allocator.astype(np.uint64)], 1)  # the reader passes column views
-    for a, s, k in ((address, size, allocator), (rec[:, 0], rec[:, 1], rec[:, 2])):
-        role, space = record_role(k)
-        closed_by, alloc_of, _, _ = pair_ranges(a, s, role, space)
-        snapshot_positions(s, role, alloc_of, np.array([0, 10, 30], np.int64))
-        heap_curve_peak(s, role, alloc_of)
-    snap = np.array([0, 0, 1, 1, 2, 2, 2], np.int64)
-    t = record_times(snap, np.array([1.0, 2.0]), 3.0)
-    band = np.array([0, 1, 0, 1], np.int64)
-    group_span(band, t[:4], t[:4] + 1.0, 2)
-    held, _ = band_grid(band, t[:4], t[:4] + 1.0, size[:4], 2, 0.0, 3.0, 8)
-    merge_thin(held.max(axis=1), 1.5)
