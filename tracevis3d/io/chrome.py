@@ -42,6 +42,7 @@ import numpy as np
 
 from ..kernels import chrome_tree as ct
 from ..kernels import jsonevent as jev
+from ..kernels import jsonrows as jr
 from ..kernels import jsonscan as js
 from ..kernels import jsonspans as jsp
 from ..kernels import jsontokens as jt
@@ -295,26 +296,29 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     ts, dur, tdur, v_ts, ff = _event_times(sc, rep)
     ts, dur, tdur = _read_samples(sc, rep, ts, dur, tdur, ff)
     ph = sc.ss.as_dtype(jev.S_PH, np.uint8)  # (a phase is one byte: 10^7 rows in 10 MB, not 40)
-    keys = _thread_keys(sc)
-    # the v1 flow events (side rows: finite ts and an id; and the fast path's) in chain order need
-    # no call and no name: on a second thread from here, while names are interned and the call
-    # tree is built; the counters' samples follow them there (`_SideJob.then`)
     v_ph = sc.vss[:, jev.S_PH]
     v_c_rows = np.flatnonzero(v_ph == _PH["C"])
     v_finite = np.abs(v_ts) <= lim.max_abs_time
     v_is_flow = _FLOW_PHASE[v_ph & 255]
     flow_rows = np.flatnonzero(v_is_flow & v_finite & ((sc.vss[:, jev.S_FLAGS] & jev.FL_ID) != 0))  # side rows
-    side_job = _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + sc.fast.n_events,
-                        _flows_in_order, (sc.buf, sc.vii, sc.vss, v_ts, flow_rows, keys.v_key_id, sc.fast,
-                                          keys.f_key_id, sc.seed))
+    # a large file read for this load and little read of it later is given back while its names are
+    # interned (`_give_back_plan`), and its threads keyed after that (memory: the rows' keys are not
+    # held beside the whole file); else the threads are keyed first and the flows ordered meanwhile
+    give_back = _give_back_plan(sc, ph)
+    if give_back is None:
+        keys = _thread_keys(sc)
+        side_job = _side_job(sc, keys, v_ts, flow_rows, v_c_rows)
     text = _Text(lim.max_name_chars)
-    names, name_id, v_name_id, fast_name_id = _intern_names(sc, rep, ph, v_c_rows, text)
+    names, name_id, v_name_id, fast_name_id = _intern_names(sc, rep, ph, v_c_rows, text, give_back)
+    if give_back is not None:
+        keys = _thread_keys(sc)
+        side_job = _side_job(sc, keys, v_ts, flow_rows, v_c_rows)
     # the names parsed (file, line, path: Python, a few µs each) on a second thread while the calls
     # are assembled, sorted and nested, whose numpy passes and kernels release the GIL
     parsing = _SideJob(len(names) >= PARALLEL_PARSE_NAMES, _parse_names, (names,))
     sc.ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
     sc.ss.drop(jev.S_NAME_LEN)
-    _release_file(sc, ph, names, keys)  # the file's bytes given back when little of them is read after this
+    _release_file(sc, ph, names, keys, give_back)  # the file's bytes given back when little of them is read later
     rows = _rows_by_kind(sc, rep, ph, ts, v_is_flow, v_finite)
     # the counters' samples and the flows' chain order need no call: on a second thread while the
     # call tree is built (their repairs recorded, added where they were; no text decoded there)
@@ -673,6 +677,15 @@ def _read_samples(sc: _Scan, rep: _Repairs, ts, dur, tdur, ff):
     return np.concatenate([ts, ts2]), np.concatenate([dur, dur2]), np.concatenate([ff.take(jev.F_TDUR), tdur2])
 
 
+def _side_job(sc: _Scan, keys, v_ts, flow_rows, v_c_rows) -> "_SideJob":
+    """The v1 flow events (side rows ``flow_rows``: finite ts and an id; and the fast path's) in
+    chain order: they need no call and no name, so on a second thread from here, while the call
+    tree is built; the counters' samples follow them there (`_SideJob.then`)."""
+    return _SideJob(PARALLEL_SIDE_ROWS <= v_c_rows.size + flow_rows.size + sc.fast.n_events,
+                    _flows_in_order, (sc.buf, sc.vii, sc.vss, v_ts, flow_rows, keys.v_key_id, sc.fast,
+                                      keys.f_key_id, sc.seed))
+
+
 class _ThreadKeys:
     """Every (pid, tid) of the file numbered in the order the file first uses it: ``key_id`` of each
     row, ``key_first`` (its first row, -1 for keys only side rows or fast events have),
@@ -712,11 +725,12 @@ def _thread_keys(sc: _Scan) -> _ThreadKeys:
     return _ThreadKeys(key_id, key_first, key_pid, key_tid, v_key_id, f_key_id, side_pos, side_row)
 
 
-def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text):
+def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text, give_back=None):
     """The names of the event rows (flows are matched by category and id: not named), of the
     counters (side rows ``v_c_rows`` and the fast path's) in one table, numbered in the order of
-    the file, decoded (`_decode_names`).  Returns (names, name id of each row, of each side row,
-    of each fast-path name)."""
+    the file, decoded (`_decode_names`); the file's copy given back meanwhile by ``give_back``
+    (`_NameGiveBack`, or None).  Returns (names, name id of each row, of each side row, of each
+    fast-path name)."""
     buf, ii, ss, vii, vss, fast, seed = sc.buf, sc.ii, sc.ss, sc.vii, sc.vss, sc.fast, sc.seed
     n_event_rows, n_rows = sc.n_event_rows, ii.shape[0]
     if sc.sampled:  # a frame without a name is named by its id
@@ -733,7 +747,7 @@ def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text):
             named[: ev - lo] &= ~_FLOW_PHASE[ph[lo:ev] & 255]
         return ii[lo:hi, jev.I_NAME_OFF], np.maximum(name_len, 0).astype(np.int64), named
 
-    name_id, name_first = chrome_rows.interned_spans(buf, names_of, n_rows, seed)
+    name_id, name_first = chrome_rows.interned_spans(buf, names_of, n_rows, seed, give_back)
     # the counters' names (side rows, and the fast path's: a first event of each) in the same table:
     # the names numbered in the order of the file
     cite = name_first
@@ -766,10 +780,22 @@ def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text):
         del vc_id, vc_first, vr, order, u_id, u_first, u_of
     names, remap = _decode_names(buf, name_offs, name_lens, name_escs, cite, rep, text, sc.describe)
     if remap.size:
-        name_id = np.where(name_id >= 0, remap[np.maximum(name_id, 0)], -1).astype(np.int32)
+        _renumber(name_id, remap)
         v_name_id = np.where(v_name_id >= 0, remap[np.maximum(v_name_id, 0)], -1).astype(np.int32)
         fast_name_id = remap[fast_name_id].astype(np.int64)
     return names, name_id, v_name_id, fast_name_id
+
+
+def _renumber(ids, remap) -> None:
+    """``ids`` (int32, -1: none) replaced by ``remap[ids]`` in place, a block of rows at a time (no
+    whole temporary: 10^7 rows' ids took 75 MB more while they were renumbered); nothing to do
+    where ``remap`` is the identity (names that decode alike are rare)."""
+    if np.array_equal(remap, np.arange(remap.size)):
+        return
+    for lo in range(0, ids.size, chrome_rows.INTERN_BLOCK):
+        block = ids[lo: lo + chrome_rows.INTERN_BLOCK]
+        named = block >= 0
+        block[named] = remap[block[named]]
 
 
 #: a file's copy from this size on is given back once its names are read (`_release_file`)
@@ -780,29 +806,26 @@ _KEEP_BYTES_PHASE = _SIDE_PHASE.copy()
 _KEEP_BYTES_PHASE[ord("P")] = True
 
 
-def _release_file(sc: _Scan, ph, names: list, keys: _ThreadKeys) -> None:
-    """Give the file's bytes back (`filecopy.release`) when `load` read them for this load
-    (``sc.copy``), they are at least `RELEASE_BYTES`, and what the load reads of them after this
-    point is known and small: only call events, instants and metadata, no counters, flow events,
-    async events, V8 or sampled profiles, memory dumps or ``[memory]`` instants, no call with
-    args.  What is still read -- M events, the events that name a thread by a string, the
-    ``displayTimeUnit`` and VizTracer's metadata -- is kept (`filecopy.LateFile.known`); the
-    functions' categories and a repair's place (its line, its text) are read again from the file,
-    which must not have changed (else the load ends with a `TraceFormatError`).  At 10^7 calls
-    the calls are then built in the 1.35 GB the file held."""
-    copy, n = sc.copy, sc.n_event_rows
-    if copy is None or sc.nbytes < RELEASE_BYTES or sc.sampled or sc.nv or sc.fast.n_events:
-        return
-    if _KEEP_BYTES_PHASE[ph[:n]].any() or "CpuProfile" in names or MEMORY_EVENT in names:
-        return
+def _may_release(sc: _Scan, ph) -> bool:
+    """Whether the file's bytes may be given back once the names are interned (`_release_file`):
+    `load` read them for this load (``sc.copy``), they are at least `RELEASE_BYTES`, and what the
+    load reads of them after that point is known and small: only call events, instants and
+    metadata, no counters, flow events, async events, V8 or sampled profiles, memory dumps, no
+    call with args (the names -- no ``CpuProfile``, no ``[memory]`` instants -- are checked once
+    interned)."""
+    if sc.copy is None or sc.nbytes < RELEASE_BYTES or sc.sampled or sc.nv or sc.fast.n_events:
+        return False
+    if _KEEP_BYTES_PHASE[ph[: sc.n_event_rows]].any():
+        return False
     if any(int(sc.skip_counts[p]) for p in DUMP_PHASES):
-        return
+        return False
     with_args = sc.ss.rows_over(jev.S_ARGS_LEN, 2)  # (the M events' args, and any call's)
-    if with_args.size and np.any((ph[with_args] == _PH["X"]) | (ph[with_args] == _PH["B"])):
-        return
-    first = keys.key_first[keys.key_first >= 0]
-    named_by_string = first[(sc.ss[first, jev.S_FLAGS] & (jev.FL_PID_STR | jev.FL_TID_STR)) != 0]
-    rows = np.union1d(np.flatnonzero(ph[:n] == _PH["M"]), named_by_string)
+    return not (with_args.size and np.any((ph[with_args] == _PH["X"]) | (ph[with_args] == _PH["B"])))
+
+
+def _late_spans(sc: _Scan, rows) -> list:
+    """The byte spans read after the release: the events of ``rows`` (M events, those that name a
+    thread by a string), the ``displayTimeUnit`` and VizTracer's metadata."""
     spans = list(zip(sc.ii[rows, jev.I_EV_OFF].tolist(), sc.ss[rows, jev.S_EV_LEN].tolist()))
     info = sc.info
     if info[js.INFO_DTU_LEN] >= 0:
@@ -810,10 +833,97 @@ def _release_file(sc: _Scan, ph, names: list, keys: _ThreadKeys) -> None:
     off, end = int(info[js.INFO_VIZ_OFF]), int(info[js.INFO_VIZ_END])
     if off >= 0 and 0 < end - off <= VIZ_METADATA_BYTES:
         spans.append((off, end - off))
+    return spans
+
+
+def _release_file(sc: _Scan, ph, names: list, keys: _ThreadKeys, give_back=None) -> None:
+    """Give the file's bytes back (`filecopy.release`) when `_may_release` and the names allow it.
+    What is still read -- M events, the events that name a thread by a string, the
+    ``displayTimeUnit`` and VizTracer's metadata -- is kept (`filecopy.LateFile.known`); the
+    functions' categories and a repair's place (its line, its text) are read again from the file,
+    which must not have changed (else the load ends with a `TraceFormatError`).  At 10^7 calls
+    the calls are then built in the 1.35 GB the file held.  ``give_back`` (`_NameGiveBack`): most
+    of the bytes were given back already while the names were interned; the rest go now, or,
+    when a name needs the bytes after all, those given back are read again from the file."""
+    if give_back is None and not _may_release(sc, ph):
+        return
+    if "CpuProfile" in names or MEMORY_EVENT in names:
+        if give_back is not None:
+            give_back.restore()  # (the file must be the version read: else a TraceFormatError)
+            sc.late = None
+        return
+    n = sc.n_event_rows
+    first = keys.key_first[keys.key_first >= 0]
+    named_by_string = first[(sc.ss[first, jev.S_FLAGS] & (jev.FL_PID_STR | jev.FL_TID_STR)) != 0]
+    spans = _late_spans(sc, np.union1d(np.flatnonzero(ph[:n] == _PH["M"]), named_by_string))
+    if give_back is not None:
+        known = {span: give_back.known[span] for span in spans}  # (kept before any byte was given back)
+        filecopy.release(sc.copy)
+        sc.late = filecopy.LateFile(sc.copy.path, sc.copy.stamp, sc.source, known)
+        return
     known = {(o, ln): bytes(sc.buf[o: o + ln]) for o, ln in spans}
-    if not filecopy.unchanged(copy) or not filecopy.release(copy):
+    if not filecopy.unchanged(sc.copy) or not filecopy.release(sc.copy):
         return  # (a file changed since it was read: its copy is what this load reads)
-    sc.late = filecopy.LateFile(copy.path, copy.stamp, sc.source, known)
+    sc.late = filecopy.LateFile(sc.copy.path, sc.copy.stamp, sc.source, known)
+
+
+#: rows naming a thread by a string up to which the file is given back while its names are interned
+#: (their events kept first: more, and it is given back after, `_release_file`)
+GIVE_BACK_STRING_ROWS = 1 << 16
+
+
+def _give_back_plan(sc: _Scan, ph):
+    """A `_NameGiveBack` when the file's bytes may be given back (`_may_release`) while the names
+    are interned: the events read after that (`_late_spans` of the M events and of every event
+    that names a thread by a string: a superset of those `_release_file` keeps) copied out first,
+    and the file read again for a repair's place meanwhile (``sc.late``).  None: not."""
+    if not _may_release(sc, ph):
+        return None
+    by_string = sc.ss.rows_with_bits(jev.S_FLAGS, jev.FL_PID_STR | jev.FL_TID_STR)
+    if by_string.size > GIVE_BACK_STRING_ROWS or not filecopy.unchanged(sc.copy):
+        return None
+    spans = _late_spans(sc, np.union1d(np.flatnonzero(ph[: sc.n_event_rows] == _PH["M"]), by_string))
+    known = {(o, ln): bytes(sc.buf[o: o + ln]) for o, ln in spans}
+    sc.late = filecopy.LateFile(sc.copy.path, sc.copy.stamp, sc.source, known)
+    return _NameGiveBack(sc, known)
+
+
+class _NameGiveBack:
+    """The file's copy given back a block of rows at a time while the names are interned
+    (`chrome_rows.interned_spans`, in the file's order): after a block, the bytes before the next
+    row's event (`filecopy.GiveBack.upto`) but the pages of each distinct name's first occurrence,
+    which the table compares and `_decode_names` reads.  A block with a name before that point
+    (never, from the scanner: checked) has the bytes read again first (`restore`) and ends it.
+    ``known``: the spans copied out before (`_give_back_plan`)."""
+
+    def __init__(self, sc: _Scan, known: dict):
+        self.sc, self.known = sc, known
+        self.gb = filecopy.GiveBack(sc.copy, sc.source)
+        self.on = True
+        self.nid = 0  # ids of the table whose first spans were looked at
+        self.carry = np.zeros(0, np.int64)  # ids whose first spans reach past what was given back
+
+    def before(self, off, valid) -> None:
+        if self.on and valid.any() and int(off[valid].min()) < self.gb.done:
+            self.restore()
+            self.on = False
+
+    def after(self, hi: int, state) -> None:
+        if not self.on:
+            return
+        sc = self.sc
+        end = sc.nbytes if hi >= sc.ii.shape[0] else int(sc.ii[hi, jev.I_EV_OFF])
+        nid = int(state[5][jr.CNT_IDS])
+        ids = np.concatenate([self.carry, np.arange(self.nid, nid, dtype=np.int64)])
+        start = state[2][ids]
+        stop = start + state[3][ids]
+        self.gb.upto(end, start, stop)
+        self.carry, self.nid = ids[stop > self.gb.done], nid
+
+    def restore(self) -> None:
+        """The bytes given back read again from the file (it must be the version read)."""
+        self.gb.restore()
+        self.nid, self.carry = 0, np.zeros(0, np.int64)
 
 
 class _Rows:
@@ -1481,6 +1591,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
     skipped = sum(res[0].skipped for res in out)
+    chrome_rows.release_free_memory()  # (what the parts' scans freed: not held while their columns are joined)
     columns = part0.columns(*[res[0] for res in out[1:]])
     side = part0.columns(*[res[0] for res in out[1:]], side=True)
     chrome_rows.release_free_memory()

@@ -185,28 +185,45 @@ def interned_pairs(block_of, n: int, seed: int) -> tuple:
         hi = min(n, lo + INTERN_BLOCK)
         a, b = block_of(lo, hi)
         state = jr.intern_pairs_block(a, b, seed, lo, ids[lo:hi], state)
+    release_free_memory()  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
     return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
 
 
-def interned_spans(buf, block_of, n: int, seed: int) -> tuple:
+#: rows interned at a time while the file's bytes are given back (`interned_spans`): the bytes of 2^18
+#: rows (~34 MB at 10^7 calls) are held at most past what the table still compares
+GIVE_BACK_BLOCK = 1 << 18
+
+
+def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
     """`jsonspans.intern_spans` of ``n`` rows given a block at a time: ``block_of(lo, hi)`` gives
     the rows' offsets, lengths (int64) and which are valid there (`jsonrows.intern_spans_block`:
-    the cheap hash first, the keyed one when it works too hard).  Returns (ids, first row of
-    each id)."""
+    the cheap hash first, the keyed one when it works too hard).  ``give_back``: told of each
+    block before (``before(off, valid)``) and after it (``after(hi, state)``: the table so far) and
+    asked for the whole buffer again before the keyed pass (``restore()``; `chrome._NameGiveBack`:
+    the file's bytes given back while they are interned).  Returns (ids, first row of each id)."""
     for full in (False, True):
         ids = np.empty(n, np.int32)
         state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
         budget = 1024
         ok = True
-        for lo in range(0, n, INTERN_BLOCK):
-            hi = min(n, lo + INTERN_BLOCK)
+        step = INTERN_BLOCK if give_back is None else GIVE_BACK_BLOCK
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
             off, ln, valid = block_of(lo, hi)
+            if give_back is not None:
+                give_back.before(off, valid)
             budget += 2 * (int(ln[valid].sum()) + int(np.count_nonzero(valid)))
             ok, state = jr.intern_spans_block(buf, off, ln, valid, seed, full, budget, lo, ids[lo:hi], state)
             if not ok:
                 break
+            del off, ln, valid
+            if give_back is not None:
+                give_back.after(hi, state)
         if ok:
             break
+        if give_back is not None:
+            give_back.restore()
+    release_free_memory()  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
     return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
 
 
@@ -436,7 +453,7 @@ def _span_of(pieces: list) -> tuple:
 
 
 #: bytes of a column's pieces freed while it is joined after which they are given back (`_columns`)
-TRIM_BYTES = 32 << 20
+TRIM_BYTES = 16 << 20
 
 
 def _columns(pieces_per_col: list, n: int, dtype, row_based=()) -> EventColumns:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import mmap
 import os
 
+import numpy as np
+
 from ..model import TraceFormatError
 
 
@@ -127,3 +129,79 @@ class LateFile:
                     last = k * LINE_BLOCK + self._lines[k][1]
                     break
         return n + 1, pos - last
+
+
+#: the least run of pages `GiveBack` gives back at once (fewer are kept: one system call each)
+MIN_RUN_PAGES = 16
+
+
+class GiveBack:
+    """A `FileCopy` given back from its start as a reader moves through it (`upto`): the pages of
+    [0, ``done``) are given back except those that hold a span the reader still compares (the
+    first occurrence of each distinct name, kept in place) and runs shorter than `MIN_RUN_PAGES`.
+    ``released``: the (offset, length) runs given back, which `restore` reads again from the file
+    (a reader that needs the whole copy after all: after checking that the file is the version
+    read, else a `TraceFormatError` naming ``source``)."""
+
+    def __init__(self, copy: FileCopy, source: str):
+        self.copy, self.source = copy, source
+        self.page = mmap.PAGESIZE
+        self.done = 0
+        self.released: list = []
+
+    def upto(self, end: int, keep_off, keep_end) -> None:
+        """Give back the whole pages of [``done``, ``end``) but those that bytes [keep_off[k],
+        keep_end[k]) of any k fall on (int64 arrays; spans outside the range are ignored)."""
+        p = self.page
+        lo_page, hi_page = self.done // p, int(end) // p
+        if hi_page <= lo_page:
+            return
+        keep_off, keep_end = np.asarray(keep_off, np.int64), np.asarray(keep_end, np.int64)
+        inside = (keep_end > keep_off) & (keep_end > lo_page * p) & (keep_off < hi_page * p)
+        a = np.maximum(keep_off[inside] // p, lo_page) - lo_page
+        b = np.minimum((keep_end[inside] - 1) // p + 1, hi_page) - lo_page
+        edge = np.zeros(hi_page - lo_page + 1, np.int64)  # +1 where a kept span's pages start, -1 after them
+        np.add.at(edge, a, 1)
+        np.add.at(edge, b, -1)
+        free = np.cumsum(edge[:-1]) == 0
+        # runs of free pages: starts where free begins, ends where it stops
+        step = np.diff(np.concatenate([[False], free, [False]]).astype(np.int8))
+        starts, stops = np.flatnonzero(step == 1), np.flatnonzero(step == -1)
+        for s, e in zip(starts.tolist(), stops.tolist()):
+            if e - s >= MIN_RUN_PAGES and release_span(self.copy, (lo_page + s) * p, (e - s) * p):
+                self.released.append(((lo_page + s) * p, (e - s) * p))
+        self.done = hi_page * p
+
+    def restore(self) -> None:
+        """Read every run given back again from the file (`LateFile`'s checks), the copy whole again."""
+        if self.released:
+            late = LateFile(self.copy.path, self.copy.stamp, self.source, {})
+            fd = late._fd()
+            try:
+                view = memoryview(self.copy)
+                try:
+                    for off, ln in self.released:
+                        for at in range(off, off + ln, LINE_BLOCK):
+                            want = min(LINE_BLOCK, off + ln - at)
+                            got = os.pread(fd, want, at)
+                            if len(got) != want:
+                                raise TraceFormatError(f"{self.source}: the file changed while it was loaded "
+                                                       f"(another program wrote it): load it again")
+                            view[at: at + want] = got
+                finally:
+                    view.release()
+            finally:
+                os.close(fd)
+        self.released = []
+        self.done = 0
+
+
+def release_span(copy: FileCopy, off: int, ln: int) -> bool:
+    """Give back the pages of bytes [``off``, ``off + ln``) of ``copy`` (whole pages) as `release`."""
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return False
+    try:
+        copy.madvise(mmap.MADV_DONTNEED, off, ln)
+    except (OSError, ValueError):
+        return False
+    return True
