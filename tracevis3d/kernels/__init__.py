@@ -8,7 +8,9 @@ code links against numba's runtime alone.  `_light_cache_loads` makes the loads 
 package's kernels initialise the runtime only (`numba.core.runtime.rtsys.initialize`, what the
 refresh does first); a compilation refreshes the contexts itself, as always (``CompilerBase``),
 and other packages' kernels load as numba loads them.  `lazy_link` (installed with it) keeps
-a loaded kernel's linking module as bytes until something links against it.
+a loaded kernel's linking module as bytes until something links against it, and a loaded entry
+compiled for other argument types than asked is compiled again.  `cache_save` makes every save
+to numba's cache safe for processes that compile side by side.
 """
 import os
 
@@ -34,7 +36,7 @@ def _light_cache_loads() -> bool:
             or not hasattr(_rtsys, "initialize"):
         return False
     prefix = __name__ + "."
-    from . import lazy_link
+    from . import cache_save, lazy_link
 
     lazy = lazy_link.install(_codegen)
 
@@ -45,9 +47,12 @@ def _light_cache_loads() -> bool:
         before = lazy_link.lazy_loading(lazy)
         try:
             with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
+                cres = self._load_overload(sig, target_context)
         finally:
             lazy_link.lazy_loading(before)
+        if cres is not None and not cache_save.loaded_signature_matches(cres, sig):
+            return None  # another signature's code under this one's entry (`cache_save`): compiled again
+        return cres
 
     load_overload.tracevis3d_light = True
     load_overload.__doc__ = full.__doc__
@@ -55,4 +60,15 @@ def _light_cache_loads() -> bool:
     return True
 
 
+def _safe_cache_saves() -> bool:
+    """Every numba cache save made safe for processes side by side (`cache_save`), once per
+    process; False when numba's internals are not the expected ones."""
+    if _caching is None:
+        return False
+    from . import cache_save
+
+    return cache_save.install(_caching)
+
+
+_safe_cache_saves()
 _light_cache_loads()
