@@ -197,7 +197,8 @@ class Format:
     #: source=..., limits=..., **options)`` -> `MemoryCapture`, `tracevis3d.io.load_memory`); None: none
     memory: str | None = None
     #: "module:function" giving a tiny valid file of it (bytes, a wrapper allowed): what the warm-up
-    #: loads to compile its reader's kernels and what only its sniffer may claim (the tests)
+    #: loads (with its memory reader where it has no call reader) to compile its reader's kernels
+    #: and what only its sniffer may claim (the tests)
     sample: str | None = None
     #: "module:function" steps applied in order to the trace its loader made (``step(trace) ->
     #: trace``): conventions of the tools that write it which the format leaves out
@@ -555,7 +556,7 @@ FORMATS: tuple = (
            sample="samples:pprof"),
     Format("memray", "memray capture", (".bin",), _sniff_memray, None,
            why_not="this is a memray capture (memory, not calls): use tracevis3d.load_memory or render-memory",
-           tools="memray run", memory="memray:load_memray"),
+           tools="memray run", memory="memray:load_memray", sample="memray_sample:sample_capture"),
     Format("jfr", "Java Flight Recorder recording", (".jfr",), _sniff_jfr, None,
            why_not="its binary chunks are not read; convert it with async-profiler's converter "
                    "(java -cp converter.jar jfr2flame --collapsed IN.jfr OUT.txt) and load the collapsed stacks",
