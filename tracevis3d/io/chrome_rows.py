@@ -240,13 +240,20 @@ class EventColumns:
     indexing gives; a slice gives a view of a stored column), ``x[rows, c] = v`` writes it,
     ``x.shape`` is (rows, columns) like the 2-D array's.  A column of ``row_based`` stores each
     row's value minus the row's index (the events' ordinals: one value throughout while every
-    event takes a row, a `_Sparse` of no exceptions)."""
+    event takes a row, a `_Sparse` of no exceptions).  A column of ``rel`` (column -> its base
+    column) stores each row's value less the base's where the value is not 0 (`REL_COLUMNS`: a
+    name's or category's offset from its event's, a byte instead of 4)."""
 
-    def __init__(self, cols: list, n: int, dtype, row_based=()):
+    def __init__(self, cols: list, n: int, dtype, row_based=(), rel=None):
         self.cols = cols
         self.n = int(n)
         self.dtype = np.dtype(dtype)
         self.row_based = set(row_based)
+        self.rel = dict(rel or {})
+
+    def _derived(self, c: int) -> bool:
+        """Whether column ``c`` stores its values less something (`row_based`, ``rel``)."""
+        return c in self.row_based or c in self.rel
 
     @property
     def shape(self):
@@ -266,6 +273,8 @@ class EventColumns:
         col = self._col(c)
         if c in self.row_based:
             return self._plus_rows(col, rows)
+        if c in self.rel:
+            return self._plus_base(col, c, rows)
         if isinstance(col, _Sparse):
             return col.take(rows)
         if isinstance(col, _Coded):
@@ -284,12 +293,20 @@ class EventColumns:
             col.take(idx, np.int64) if isinstance(col, _Coded) else col[idx]
         return (np.asarray(stored, np.int64) + idx).astype(self.dtype)[()]
 
+    def _plus_base(self, col, c: int, rows):
+        """A ``rel`` column's values at ``rows``: what it stores plus its base column's, where not 0."""
+        stored = col.take(rows) if isinstance(col, _Sparse) else \
+            col.take(rows, np.int64) if isinstance(col, _Coded) else col[rows]
+        stored = np.asarray(stored, np.int64)
+        return np.where(stored != 0, stored + np.asarray(self[rows, self.rel[c]], np.int64), 0).astype(self.dtype)[()]
+
     def __setitem__(self, key, value):
         rows, c = key
         col = self._col(c)
-        if not isinstance(col, np.ndarray) or col.dtype != self.dtype or c in self.row_based:  # (widened first)
+        if not isinstance(col, np.ndarray) or col.dtype != self.dtype or self._derived(c):  # (widened first)
             col = self.cols[c] = self._values(c)
             self.row_based.discard(c)
+            self.rel.pop(c, None)
         col[rows] = value
 
     def _whole(self, col) -> np.ndarray:
@@ -305,6 +322,8 @@ class EventColumns:
         col = self._col(c)
         if c in self.row_based:
             return (self._whole(col).astype(np.int64) + np.arange(self.n)).astype(self.dtype)
+        if c in self.rel:
+            return self._plus_base(col, c, slice(None))
         return self._whole(col)
 
     def take(self, c: int) -> np.ndarray:
@@ -316,7 +335,7 @@ class EventColumns:
     def any_bits(self, c: int, bits: int) -> bool:
         """Whether any row of column ``c`` has one of ``bits`` (without making it whole)."""
         col = self._col(c)
-        if isinstance(col, _Sparse) and c not in self.row_based:
+        if isinstance(col, _Sparse) and not self._derived(c):
             return bool((int(col.value) & bits) and col.n > col.at.size) or bool(np.any(col.vals & bits))
         return bool(np.any(self._values(c) & bits))
 
@@ -324,7 +343,7 @@ class EventColumns:
         """A mask of ``n`` rows (rows past these are False): where column ``c`` > ``limit``."""
         col = self._col(c)
         mask = np.zeros(n, bool)
-        if isinstance(col, _Sparse) and not col.value > limit and c not in self.row_based:
+        if isinstance(col, _Sparse) and not col.value > limit and not self._derived(c):
             mask[col.at[col.vals > limit]] = True
         else:
             mask[: self.n] = self._values(c) > limit
@@ -334,7 +353,7 @@ class EventColumns:
         """The rows (ascending, int64) where column ``c`` has one of ``bits`` (without making it
         whole when it is a `_Sparse`)."""
         col = self._col(c)
-        if isinstance(col, _Sparse) and not int(col.value) & bits and c not in self.row_based:
+        if isinstance(col, _Sparse) and not int(col.value) & bits and not self._derived(c):
             return col.at[(col.vals & bits) != 0].astype(np.int64)
         return np.flatnonzero(self._values(c) & bits)
 
@@ -342,7 +361,7 @@ class EventColumns:
         """The rows (ascending, int64) where column ``c`` > ``limit`` (without making it whole when
         it is a `_Sparse` whose value is not)."""
         col = self._col(c)
-        if isinstance(col, _Sparse) and not col.value > limit and c not in self.row_based:
+        if isinstance(col, _Sparse) and not col.value > limit and not self._derived(c):
             return col.at[col.vals > limit].astype(np.int64)
         return np.flatnonzero(self._values(c) > limit)
 
@@ -350,7 +369,7 @@ class EventColumns:
         """Column ``c`` whole as ``dtype`` (values that fit it: the phases as uint8), made a block
         at a time (no whole copy in this part's dtype)."""
         col = self._col(c)
-        if isinstance(col, _Sparse) and c not in self.row_based:
+        if isinstance(col, _Sparse) and not self._derived(c):
             out = np.full(col.n, col.value, dtype)
             out[col.at] = col.vals
             return out
@@ -365,9 +384,14 @@ class EventColumns:
         return ColumnOf(self, c)
 
     def drop(self, *cs: int) -> None:
-        """Free columns no step reads any more."""
+        """Free columns no step reads any more (a ``rel`` column kept whose base goes: made whole first)."""
+        for d, base in list(self.rel.items()):
+            if base in cs and d not in cs and self.cols[d] is not None:
+                self.cols[d] = self._values(d)
+                del self.rel[d]
         for c in cs:
             self.cols[c] = None
+            self.rel.pop(c, None)
 
     def nbytes(self) -> int:
         return sum(c.nbytes for c in self.cols if c is not None)
@@ -380,7 +404,7 @@ class EventColumns:
             if a is None or b is None:
                 out.append(None)
             elif isinstance(a, _Sparse) and isinstance(b, _Sparse) and _same(a.value, b.value, self.dtype) \
-                    and c not in self.row_based and c not in other.row_based:
+                    and not self._derived(c) and not other._derived(c):
                 out.append(_Sparse(a.value, self.dtype, n, np.concatenate([a.at, b.at + self.n]),
                                    np.concatenate([a.vals, b.vals])))
             else:
@@ -456,11 +480,11 @@ def _span_of(pieces: list) -> tuple:
 TRIM_BYTES = 16 << 20
 
 
-def _columns(pieces_per_col: list, n: int, dtype, row_based=()) -> EventColumns:
+def _columns(pieces_per_col: list, n: int, dtype, row_based=(), rel=None) -> EventColumns:
     """Join each column's pieces into one column of ``n`` values (a `_Sparse` when every piece
     is one with the same value; integers as a `_Coded` over the whole column), freeing the
     pieces as it goes (given back every `TRIM_BYTES`: a column is not held twice).
-    ``row_based``: as `EventColumns`'."""
+    ``row_based``, ``rel``: as `EventColumns`'."""
     cols = []
     is_int = np.dtype(dtype).kind in "iu"
     for pieces in pieces_per_col:
@@ -507,7 +531,7 @@ def _columns(pieces_per_col: list, n: int, dtype, row_based=()) -> EventColumns:
         cols.append(_Coded(col, base, lo, hi) if is_int else col)
         if col.nbytes >= 16 << 20:  # the column's pieces, freed: not held while the next is joined
             release_free_memory()
-    return EventColumns(cols, n, dtype, row_based)
+    return EventColumns(cols, n, dtype, row_based, rel)
 
 
 class FastOut:
@@ -592,6 +616,22 @@ def new_fast_out(rows: int, seed: int, max_t: float):
     return fx, FastOut(fx)
 
 
+#: int64 columns of a chunked scan kept less their event's offset where not 0 (`EventColumns.rel`): a
+#: name's and a category's offset (0: none), 1 byte a row instead of 4 (57 MB at 10^7 events)
+REL_COLUMNS = {jev.I_NAME_OFF: jev.I_EV_OFF, jev.I_CAT_OFF: jev.I_EV_OFF}
+
+
+def _relative(cols: list) -> None:
+    """A chunk's `REL_COLUMNS` less their event's offset where not 0, in ``cols`` (its int64 columns).
+    A value at or before its event's offset would not come back (never, from the scanner: checked;
+    the parallel scan then falls back to the sequential one)."""
+    for c, base in REL_COLUMNS.items():
+        v, ev = cols[c], cols[base]
+        if np.any((v != 0) & (v <= ev)):
+            raise ValueError("a field's offset at or before its event's")
+        cols[c] = np.where(v != 0, v - ev, 0)
+
+
 class ChunkedPart:
     """The rows of one part of a parallel scan, scanned chunk by chunk (`scan_part`): the event
     rows (``pieces``), the side rows of counters and flow events (``side``, `jsonscan.scan_events`)
@@ -605,6 +645,7 @@ class ChunkedPart:
         self.fast = None
         self.skipped = np.zeros(256, np.int64)
         self.scratch = [None, None, None]  # per kind of column: the chunk turned into columns
+        self.relative = False  # its int64 pieces keep `REL_COLUMNS` less their event's offset (`keep`)
 
     def keep(self, ii, ss, ff, k: int, side: bool = False) -> None:
         """The first ``k`` rows of ``ii, ss, ff`` (``side``: side rows); a chunk of many rows
@@ -622,6 +663,9 @@ class ChunkedPart:
                 cols = [t[c, :k] for c in range(a.shape[1])]
             else:
                 cols = [a[:k, c] for c in range(a.shape[1])]
+            if w == 0:
+                _relative(cols)
+                self.relative = True
             if w == 1:  # the ordinals less their rows' indices in the part (`EventColumns.row_based`)
                 cols[jev.S_ORD] = (cols[jev.S_ORD] - np.arange(row0, row0 + k, dtype=np.int64)).astype(np.int32)
             for c, pieces in enumerate(per_col):
@@ -654,6 +698,7 @@ class ChunkedPart:
         """(ii, ss, ff) columns of these rows, then the ``others``' in turn (``side``: of the
         side rows)."""
         n = (self.nv + sum(o.nv for o in others)) if side else (self.n + sum(o.n for o in others))
+        rel = REL_COLUMNS if any(p.relative for p in (self, *others)) else None  # (pieces made by `keep`)
         out = []
         for w, dtype in enumerate((np.int64, np.int32, np.float64)):
             per_col = (self.side if side else self.pieces)[w]
@@ -667,7 +712,7 @@ class ChunkedPart:
                     per_col[c].extend(theirs[c])
                     theirs[c].clear()
                 row0 += other.nv if side else other.n
-            out.append(_columns(per_col, n, dtype, (jev.S_ORD,) if w == 1 else ()))
+            out.append(_columns(per_col, n, dtype, (jev.S_ORD,) if w == 1 else (), rel if w == 0 else None))
         return tuple(out)
 
 
