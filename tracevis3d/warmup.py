@@ -317,15 +317,15 @@ def _structure_all(trace, _other=None) -> None:
 
 def warm_memory(trace, _other=None) -> None:
     """The memory view: our memray reader's scan (`kernels.memray_scan`) on a tiny capture made in
-    code (`io.memray_sample`), its ranges and snapshots (`kernels.memcov`), and the view's layout
+    code (`io.samples.memray`), its ranges and snapshots (`kernels.memcov`), and the view's layout
     grouped each way, alone and under the made-up trace's icicle and strip (a first capture had
     compiled for ~19 s in silence: the view had no warm-up)."""
     from .io import load_memory_bytes
-    from .io.memray_sample import sample_capture
+    from .io.samples import memray
     from .layout.memory_calls import memory_figure
     from .params.memory import MemoryParams
 
-    cap = load_memory_bytes(sample_capture(), source="<warmup memray>", warn=False, reader="own")
+    cap = load_memory_bytes(memray(), source="<warmup memray>", warn=False, reader="own")
     for group_by in ("site", "module", "range"):
         memory_figure(cap, MemoryParams(group_by=group_by, bins=64))
     if trace is not None:

@@ -1,10 +1,10 @@
-"""tracevis3d.io.memray_sample: the warm-up's capture made in code is a valid memray capture, read
+"""tracevis3d.io.samples.memray: the warm-up's capture made in code is a valid memray capture, read
 the same by our reader and by memray's own FileReader."""
 import numpy as np
 import pytest
 
 from tracevis3d.io import load_memory_bytes
-from tracevis3d.io.memray_sample import sample_capture
+from tracevis3d.io.samples import memray as sample_capture
 
 
 def test_our_reader_reads_every_record_of_the_sample():

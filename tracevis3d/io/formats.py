@@ -556,7 +556,7 @@ FORMATS: tuple = (
            sample="samples:pprof"),
     Format("memray", "memray capture", (".bin",), _sniff_memray, None,
            why_not="this is a memray capture (memory, not calls): use tracevis3d.load_memory or render-memory",
-           tools="memray run", memory="memray:load_memray", sample="memray_sample:sample_capture"),
+           tools="memray run", memory="memray:load_memray", sample="samples:memray"),
     Format("jfr", "Java Flight Recorder recording", (".jfr",), _sniff_jfr, None,
            why_not="its binary chunks are not read; convert it with async-profiler's converter "
                    "(java -cp converter.jar jfr2flame --collapsed IN.jfr OUT.txt) and load the collapsed stacks",
