@@ -5,10 +5,14 @@ test should load its kernels, not compile them: a kernel compiled during the ses
 warm-up (`tracevis3d.warmup`) does not compile, or a signature it does not meet, and its compile
 time lands in whichever test first calls it (``--durations`` then blames that test).  The
 terminal summary says how many signatures compiled, their CPU seconds, and the slowest kernels
-with the test that paid for each; nothing is printed when nothing compiled.
+with the test that paid for each; nothing is printed when nothing compiled.  With
+``TV3D_COMPILE_LOG=FILE`` every record (kernel, signature, CPU s, test) is also written to FILE
+as JSON lines, to find the signatures the warm-up misses.
 """
 from __future__ import annotations
 
+import json
+import os
 import time
 
 import pytest
@@ -61,6 +65,11 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_terminal_summary(terminalreporter):
     if not _RECORDS:
         return
+    dump = os.environ.get("TV3D_COMPILE_LOG")
+    if dump:
+        with open(dump, "a") as f:
+            for name, sig, dt, test in _RECORDS:
+                f.write(json.dumps({"kernel": name, "sig": sig, "cpu_s": round(dt, 4), "test": test}) + "\n")
     total = sum(r[2] for r in _RECORDS)
     per: dict = {}
     for name, _sig, dt, test in _RECORDS:
