@@ -298,7 +298,7 @@ class EventColumns:
         stored = col.take(rows) if isinstance(col, _Sparse) else \
             col.take(rows, np.int64) if isinstance(col, _Coded) else col[rows]
         stored = np.asarray(stored, np.int64)
-        return np.where(stored != 0, stored + np.asarray(self[rows, self.rel[c]], np.int64), 0).astype(self.dtype)[()]
+        return np.where(stored != 0, stored + np.asarray(self[rows, self.rel[c]], np.int64), 0).astype(self.dtype, copy=False)[()]
 
     def __setitem__(self, key, value):
         rows, c = key
