@@ -89,13 +89,26 @@ def command_runner(command: str):
 def console(argv: list[str] | None = None) -> int:
     """The ``tracevis3d`` command and ``python -m tracevis3d``: `main`, a one-shot ``render-*``
     command (not ``render-live``) first setting the C allocator for its passes over large arrays
-    (`tracevis3d.allocator`; the process ends after it).  Scripts and tests call `main`."""
+    (`tracevis3d.allocator`; the process ends after it) and leaving its objects out of the exit's
+    garbage collection (`skip_exit_collection`).  Scripts and tests call `main`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("render-") and argv[0] != "render-live":
         from ..allocator import tune_for_batch
 
         tune_for_batch()
+        skip_exit_collection()
     return main(argv)
+
+
+def skip_exit_collection() -> None:
+    """At exit, move every object to the collector's permanent generation (`gc.freeze`, an
+    `atexit` handler: registered first, it runs after the others): the interpreter's last full
+    collections then walk none of the command's objects (numba's, bpy's, the figure's).  It
+    took 0.15-0.2 s of a 10^7 icicle's exit, freeing nothing the ending process needs back."""
+    import atexit
+    import gc
+
+    atexit.register(gc.freeze)
 
 
 def main(argv: list[str] | None = None) -> int:
