@@ -626,10 +626,12 @@ def _relative(cols: list) -> None:
     A value at or before its event's offset would not come back (never, from the scanner: checked;
     the parallel scan then falls back to the sequential one)."""
     for c, base in REL_COLUMNS.items():
-        v, ev = cols[c], cols[base]
-        if np.any((v != 0) & (v <= ev)):
+        v = cols[c]
+        present = v != 0
+        out = np.subtract(v, cols[base], out=np.zeros(v.shape[0], np.int64), where=present)
+        if np.count_nonzero(out > 0) != np.count_nonzero(present):  # (absent: 0, present: above 0)
             raise ValueError("a field's offset at or before its event's")
-        cols[c] = np.where(v != 0, v - ev, 0)
+        cols[c] = out
 
 
 class ChunkedPart:
