@@ -142,7 +142,7 @@ VIEWS: tuple = (
          commands=(Command("render-icicle TRACE", "render the extruded 3D icicle of a trace to an image"),),
          cli="cli.icicle", job="blender.tasks:build_job", steps="blender.tasks:build_steps",
          scene_key="tracevis3d_build", panel="Parameters", animations=("growth", "flythrough", "turntable"),
-         warmup="layout", warm="warmup:warm_icicle", describe="cli.icicle:describe"),
+         warmup="layout", warm="warmup:warm_icicle", describe="cli.icicle:describe", prepare="cli.icicle:prepare"),
     View("compare", "Comparison", "Two runs side by side (TraceDiff): a shaded tube between every matched call.",
          params="params.compare:CompareParams", schemas=(_RENDER, "params.compare:COMPARE"),
          commands=(Command("render-compare A B", "render two runs side by side (TraceDiff) to an image"),),

@@ -91,11 +91,14 @@ def _layout(trace, params):
 
 
 def build_steps(job: Job, trace, params=None, scene=None, collection_name: str = "TraceVis3D",
-                trace_path=None, span=(0.0, 1.0), remove_startup: bool = False):
+                trace_path=None, span=(0.0, 1.0), remove_startup: bool = False, keep_for_zooms: bool = True):
     """Layout (worker) then the scene (main thread, short steps); `build_icicle`'s result.
 
     ``params``: `IcicleParams`, its dict, or None (the defaults).  ``remove_startup``: also
     remove Blender's untouched startup Cube, Light and Camera when the scene is replaced.
+    ``keep_for_zooms``: keep the overview's colours for this session's zooms and a saved
+    scene's (`zoom_inputs.keep_overview_steps`); False where neither follows (a command that
+    renders and ends, saving no scene: ~0.1 s at 10^7 calls).
     """
     scene = scene or bpy.context.scene
     yield job.off_main(prepare_kernels)
@@ -108,7 +111,8 @@ def build_steps(job: Job, trace, params=None, scene=None, collection_name: str =
     write_build_record(scene, {"trace_path": path, "trace_path_rel": None, "params": params.to_dict()})
     from .zoom_inputs import keep_overview_steps
 
-    yield from keep_overview_steps(job, scene, trace, params, path, extra[0].get("stages"))  # the first zoom's inputs
+    stages = extra[0].get("stages") if keep_for_zooms else None  # the first zoom's inputs, or none kept
+    yield from keep_overview_steps(job, scene, trace, params, path, stages)
     return out
 
 
@@ -214,9 +218,10 @@ def import_job(path, scene=None, params=None, build: bool = True, collection_nam
 
 
 def build_job(trace, params=None, scene=None, collection_name: str = "TraceVis3D", trace_path=None,
-              remove_startup: bool = False) -> Job:
+              remove_startup: bool = False, keep_for_zooms: bool = True) -> Job:
     """A `Job` that builds the icicle of a loaded trace (`build_steps`)."""
-    return Job("build", build_steps, trace, params, scene, collection_name, trace_path, (0.0, 1.0), remove_startup)
+    return Job("build", build_steps, trace, params, scene, collection_name, trace_path, (0.0, 1.0), remove_startup,
+               keep_for_zooms)
 
 
 def compare_job(path_a, path_b, tau: float = 0.2, **options) -> Job:

@@ -41,6 +41,15 @@ def describe(info: dict, params, trace, args) -> tuple:
     return lines, notes
 
 
+def prepare(args, trace) -> dict:
+    """The build job's keywords (`cli.render.render_view`): the trace's absolute path, which the
+    scene records; the overview's colours kept for zooms only when the scene is saved
+    (``--save``): a render that ends the process has no zoom to come."""
+    import os
+
+    return {"trace_path": os.path.abspath(args.trace), "keep_for_zooms": bool(args.save)}
+
+
 def render_icicle(args) -> str:
     from .render import render_view
 
