@@ -90,14 +90,21 @@ def console(argv: list[str] | None = None) -> int:
     """The ``tracevis3d`` command and ``python -m tracevis3d``: `main`, a one-shot ``render-*``
     command (not ``render-live``) first setting the C allocator for its passes over large arrays
     (`tracevis3d.allocator`; the process ends after it) and leaving its objects out of the exit's
-    garbage collection (`skip_exit_collection`).  Scripts and tests call `main`."""
+    garbage collection (`skip_exit_collection`) and its imports' out of the collections after the
+    scene is made (`common.ONE_SHOT`).  Scripts and tests call `main`."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0].startswith("render-") and argv[0] != "render-live":
-        from ..allocator import tune_for_batch
+    if not (argv and argv[0].startswith("render-") and argv[0] != "render-live"):
+        return main(argv)
+    from ..allocator import tune_for_batch
+    from .common import ONE_SHOT
 
-        tune_for_batch()
-        skip_exit_collection()
-    return main(argv)
+    tune_for_batch()
+    skip_exit_collection()
+    ONE_SHOT["freeze_imports"] = True  # `fresh_scene`: the imports left out of the collector's passes
+    try:
+        return main(argv)
+    finally:
+        ONE_SHOT["freeze_imports"] = False
 
 
 def skip_exit_collection() -> None:
