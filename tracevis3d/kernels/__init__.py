@@ -5,9 +5,10 @@ target context (``Cache.load_overload`` → ``BaseContext.refresh``): the first 
 installs every typing and lowering registry numba has (numpy, linalg, random, typed containers,
 ...), a third of a second on 2 cores, which only compiling needs -- a cached kernel's machine
 code links against numba's runtime alone.  `_light_cache_loads` makes the loads of this
-package's kernels initialise the runtime only (`numba.core.runtime.rtsys.initialize`, what the
-refresh does first); a compilation refreshes the contexts itself, as always (``CompilerBase``),
-and other packages' kernels load as numba loads them.  `lazy_link` (installed with it) keeps
+package's kernels (its other modules' too: `layout.cluster`'s first load had cost a 10^7 icicle's
+layout the refresh, ~0.1 s) initialise the runtime only (`numba.core.runtime.rtsys.initialize`,
+what the refresh does first); a compilation refreshes the contexts itself, as always
+(``CompilerBase``), and other packages' kernels load as numba loads them.  `lazy_link` (installed with it) keeps
 a loaded kernel's linking module as bytes until something links against it, and a loaded entry
 compiled for other argument types than asked is compiled again.  `cache_save` makes every save
 to numba's cache safe for processes that compile side by side.
@@ -35,7 +36,7 @@ def _light_cache_loads() -> bool:
     if not all(hasattr(cache_cls, a) for a in ("_load_overload", "_guard_against_spurious_io_errors")) \
             or not hasattr(_rtsys, "initialize"):
         return False
-    prefix = __name__ + "."
+    prefix = __name__.rpartition(".")[0] + "."  # the package's: `layout.cluster`'s kernel too
     from . import cache_save, lazy_link
 
     lazy = lazy_link.install(_codegen)
