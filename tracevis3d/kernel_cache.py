@@ -456,7 +456,7 @@ STEP_KERNELS = {
     "load_native": ("kernels/tree",),
     "layout": ("kernels/fold", "kernels/fold_reduce", "kernels/runs", "kernels/drawn", "kernels/raster",
                "kernels/dominant", "layout/cluster", "kernels/fold_codes", "kernels/fold_context", "kernels/fold_runs",
-               "kernels/overview_clusters", "kernels/overview_drawn", "kernels/overview_sums"),
+               "kernels/overview_clusters", "kernels/overview_drawn", "kernels/overview_sums", "kernels/overview_pass"),
     # what every comparison compiles; its class-pair join then takes one of two ways (`STEP_WAYS`)
     "compare": ("kernels/gamma", "kernels/setjoin", "kernels/setjoin_forest", "kernels/setjoin_walk",
                 "kernels/setjoin_tiers", "kernels/groups", "kernels/overview", "kernels/repetition"),

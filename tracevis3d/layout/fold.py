@@ -73,6 +73,7 @@ from ..kernels.fold_codes import squeezed_codes
 from ..kernels.fold_runs import sibling_runs32
 from .fold_heights import LevelHeights
 from ..kernels.fold_reduce import envelope_tops, kept_tree, reduced_tops, tiny_subtrees
+from ..kernels.overview_pass import widest_per_lane
 from ..kernels.runs import sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -335,6 +336,19 @@ def lane_root_rows(func, start, end, parent, lane, n_lanes: int, n_functions: in
     return n_roots, row_start, row_end, dom_func, dom_time, dom_count, total, dom_first
 
 
+def _widest_per_lane(name_px, infra_part, pass_part, kind, lane, n_lanes: int) -> tuple:
+    """Per lane, the widest nameable call (``name_px``, 0 where infrastructure or pass-through)
+    among its work (`KIND_OTHER`) and among all its calls (`kernels.overview_pass.widest_per_lane`:
+    `_lane_max` of both, bit for bit); zeros without lanes.  A lane past ``n_lanes``: IndexError."""
+    if not n_lanes:
+        return np.zeros(1, np.float64), np.zeros(1, np.float64)
+    work, every, ok = widest_per_lane(np.asarray(name_px, np.float64), np.asarray(infra_part, np.bool_),
+                                      np.asarray(pass_part, np.bool_), kind, lane, int(n_lanes), int(KIND_OTHER))
+    if not ok:
+        raise IndexError(f"a call's lane is outside the {n_lanes} lanes")
+    return work, every
+
+
 def _lane_max(values, lane, n_lanes) -> np.ndarray:
     """Max of ``values`` per lane (runs of equal ``lane`` reduced first: lanes are contiguous)."""
     out = np.zeros(n_lanes, np.float64)
@@ -512,10 +526,11 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
     if not squeeze:  # levels folded on request keep the marker that says how many
         nameless_band = BAND_WIDE
 
-    infra_part = mask & auto_fold_parts(trace)[0][idx] if squeeze else mask
+    infra = auto_fold_parts(trace)[0] if squeeze else None
+    infra_part = mask & (infra if whole else infra[idx]) if squeeze else mask  # (every call: no gathers)
     pass_part = mask & ~infra_part
-    del mask
-    kind = trace.kind[idx]
+    del mask, infra
+    kind = trace.kind if whole else trace.kind[idx]
     if squeeze:
         # rule 5: a window's context chain passes its time through
         pass_part |= window_context(start, end, parent, lane, kind, n_lanes) & ~infra_part
@@ -543,15 +558,14 @@ def fold_levels(trace: Trace, idx: np.ndarray, parent: np.ndarray, lane: np.ndar
         return placed, top[:n_lanes]
 
     # the widest call that can be named: infrastructure is always folded, and pass-through
-    # calls fold into their chain's band, which carries the chain's first call's name
-    nameable_px = np.where(infra_part | pass_part, 0.0, name_px)
+    # calls fold into their chain's band, which carries the chain's first call's name;
     # ... and the threshold is set by the lane's work, not its waits: a worker whose last
-    # queue wait outlasts its task keeps the task's name (the wait, a sibling, is as wide)
-    work_px = np.where(kind == KIND_OTHER, nameable_px, 0.0)
-    widest = _lane_max(work_px, lane, n_lanes) if n_lanes else np.zeros(nl)
+    # queue wait outlasts its task keeps the task's name (the wait, a sibling, is as wide).
+    # Both maxima per lane in one pass (`kernels.overview_pass.widest_per_lane`: no arrays over the calls)
+    widest, widest_any = _widest_per_lane(name_px, infra_part, pass_part, kind, lane, n_lanes)
     if n_lanes and not (widest > 0.0).all():  # a lane of waits alone: its widest wait
-        widest = np.where(widest > 0.0, widest, _lane_max(nameable_px, lane, n_lanes))
-    del nameable_px, work_px, kind  # arrays over every call: gone before the placement's
+        widest = np.where(widest > 0.0, widest, widest_any)
+    del kind
     if budget_of is None or not squeeze or not n_lanes:
         # no budget: every pass-through chain folded, narrow calls at NARROW_HEIGHT
         heights = squeeze_parameters(np.zeros(nl), named_px, widest, nameless_band)[2]

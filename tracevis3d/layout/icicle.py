@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.overview_pass import clipped_widths
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, complete_from, free_room_replan, hud_layers,
                        incomplete_rows, lane_labels, legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid,
@@ -173,8 +174,8 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
     n_lanes = sel.lane_threads.size
     est_us_per_px = (t1 - t0) / (0.8 * res[0])  # the content takes ~80 % of the width
     whole = every_call(idx, len(tr))  # the figure of every call: the trace's own (mapped) columns, no gathers
-    width_px = (np.minimum(tr.end if whole else tr.end[idx], t1) -
-                np.maximum(tr.start if whole else tr.start[idx], t0)) / est_us_per_px
+    # (min(end, t1) - max(start, t0)) / est_us_per_px in one pass (`kernels.overview_pass`)
+    width_px = clipped_widths(tr.start, tr.end, idx, whole, float(t0), float(t1), float(est_us_per_px))
     fold = fold_levels(tr, idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
                        tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx, content_h_px))
     ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure, fold.drawn, sel.lane, n_lanes)

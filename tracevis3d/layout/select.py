@@ -5,11 +5,10 @@
    descendants of collapsed pattern instances (``params.collapse_patterns``) are removed and their children
    promoted (`tracevis3d.analysis.filters.filter_trace`, `tracevis3d.transform.merge_calls`);
 2. threads: ``params.threads`` (indices or names) or all;
-3. lane order: ``params.thread_order``: ``default`` = processes in the order of their first
-   activity, each process's threads together: its main thread first (named
-   ``MainThread``/``main`` or whose tid equals its pid), then by first activity;
-   ``start``, ``name``, ``busy`` (most time in root calls first), or a list of threads
-   shown first in that order, the rest after them in the default order;
+3. lane order: ``params.thread_order``: ``default`` = processes in the order of their first activity, each
+   process's threads together: its main thread first (named ``MainThread``/``main`` or whose tid equals its
+   pid), then by first activity; ``start``, ``name``, ``busy`` (most time in root calls first), or a list of
+   threads shown first in that order, the rest after them in the default order;
 4. time window and ``max_depth``;
 5. packing: with ``params.pack_threads`` and more than `PACK_MIN_LANES` lanes, threads of
    one kind that never run at once share a lane (`pack_lanes`: a server's thread per request).
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..kernels.overview_pass import lane_of_calls
 from ..model import Trace
 from ..names import thread_kind
 from ..params.icicle import IcicleParams
@@ -411,7 +411,7 @@ def select_calls(trace: Trace, params: IcicleParams, window_first: bool = False,
         at += piece.size
     if parent is None:
         parent = tr.parent
-    lane = _lane_of_thread(tr.n_threads, lanes, members).astype(np.int32)[tr.thread[idx]]
+    lane = lane_of_calls(_lane_of_thread(tr.n_threads, lanes, members).astype(np.int32), tr.thread, idx, False)
     counts = tr.thread_name_counts()
     named = None
     if members is not None and by_name:
