@@ -132,11 +132,20 @@ def phases_of(stderr: str) -> dict:
     return out
 
 
+def _bytecode_cached(env: dict, root: pathlib.Path) -> dict:
+    """``env`` with Python's bytecode cached (in ``root``/build/pycache), as an installed wheel has it:
+    a machine that sets PYTHONDONTWRITEBYTECODE would make every fresh process compile the sources
+    of modules edited since their last .pyc (~0.45 s of a render here, nothing a user pays)."""
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(root / "build" / "pycache")
+    return env
+
+
 def render(root: pathlib.Path, view: str, traces: list, png: pathlib.Path, cache: str, phases: dict | None = None
            ) -> tuple:
     """(seconds, peak GB) of one render through the command line of the tree at ``root``;
     ``phases`` gets the command's own phase times (`phases_of`)."""
-    env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache)
+    env = _bytecode_cached(dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache), root)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "tracevis3d", f"render-{view}", *map(str, traces), "-o", str(png)],
@@ -203,7 +212,8 @@ def _child_json(code: str, *args: str, timeout: int = 3600) -> dict:
     """Run ``code`` (a function of this file, by name) in a fresh process; its JSON line."""
     import json
 
-    env = dict(os.environ, PYTHONPATH=str(REPO), NUMBA_CACHE_DIR=str(REPO / "build" / "numba-cache"))
+    env = _bytecode_cached(dict(os.environ, PYTHONPATH=str(REPO), NUMBA_CACHE_DIR=str(REPO / "build" / "numba-cache")),
+                           REPO)
     r = subprocess.run([sys.executable, __file__, "--child", code, *args], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=timeout)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
