@@ -17,15 +17,15 @@ pytestmark = [pytest.mark.blender,
 REPO = pathlib.Path(__file__).resolve().parents[2]
 #: the captures the goals are held to (of `memray_captures.CAPTURES`)
 CAPTURES = ("pydoc", "json", "pool")
-#: their recordings, committed (tests/data/memray/view-<name>.bin: `memray_captures.record` of each,
+#: their recordings, committed (tests/data/memray-view/<name>.bin: `memray_captures.record` of each,
 #: memray 1.20.0, 2026-11-30; 19, 17 and 20 named sites where the test asks 15): a capture recorded
 #: during the session beside a busy loop named 14 (issue 80: figure tests read committed recordings)
-COMMITTED = REPO / "tests" / "data" / "memray"
+COMMITTED = REPO / "tests" / "data" / "memray-view"
 
 
 @pytest.fixture(scope="module")
 def captures():
-    return {name: str(COMMITTED / f"view-{name}.bin") for name in CAPTURES}
+    return {name: str(COMMITTED / f"{name}.bin") for name in CAPTURES}
 
 
 def _png(path):
