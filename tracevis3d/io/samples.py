@@ -216,9 +216,9 @@ def pstats() -> bytes:
 #: the memray sample's Python (3.11: the line tables below are 3.11's, `memray_own._line_311`)
 MEMRAY_PYTHON_311 = 0x030B0000
 #: the memray sample's allocator codes (``AllocatorType``): free, malloc, calloc
-FREE, MALLOC, CALLOC = 1, 3, 4
+MEMRAY_FREE, MEMRAY_MALLOC, MEMRAY_CALLOC = 1, 3, 4
 #: memray's pointer cache's "missed" index: a delta of the address follows
-POINTER_MISSED = 15
+MEMRAY_POINTER_MISSED = 15
 
 
 def _zigzag(v: int) -> bytes:  # memray's signed deltas
@@ -233,7 +233,7 @@ def _memray_header(n_allocations: int, main_tid: int) -> bytes:
     out += struct.pack("<ii", MEMRAY_HEADER_VERSION, MEMRAY_PYTHON_311) + bytes([0, 0])
     out += struct.pack("<QQqq", n_allocations, 2, 1_700_000_000_000, 1_700_000_000_040)
     out += b"python warmup.py\0"
-    out += struct.pack("<iQQ", 4242, main_tid, 0) + bytes([MALLOC, 0, 0])
+    out += struct.pack("<iQQ", 4242, main_tid, 0) + bytes([MEMRAY_MALLOC, 0, 0])
     out += b"/usr/lib/python3.11\0\0\0"
     return bytes(out)
 
@@ -258,16 +258,16 @@ def memray() -> bytes:
     def pop(n):
         out.append(0x10 | (n - 1))
 
-    def alloc(address, size, allocator=MALLOC):
+    def alloc(address, size, allocator=MEMRAY_MALLOC):
         nonlocal n_alloc
         new = address >> 3
-        out.extend(bytes([0x80 | (POINTER_MISSED << 3) | allocator]) + _zigzag(new - last_ptr[0]) + _varint(size))
+        out.extend(bytes([0x80 | (MEMRAY_POINTER_MISSED << 3) | allocator]) + _zigzag(new - last_ptr[0]) + _varint(size))
         last_ptr[0] = new
         n_alloc += 1
 
     def free_recent(k):  # a free of the address k places back in the pointer cache (a hit: no body)
         nonlocal n_alloc
-        out.append(0x80 | (k << 3) | FREE)
+        out.append(0x80 | (k << 3) | MEMRAY_FREE)
         n_alloc += 1
 
     last_line = [0]
@@ -288,7 +288,7 @@ def memray() -> bytes:
     alloc(0x10000, 64)
     push(2, 4)
     for k in range(6):
-        alloc(0x20000 + 64 * k, 32 + 16 * k, CALLOC if k % 3 == 0 else MALLOC)
+        alloc(0x20000 + 64 * k, 32 + 16 * k, MEMRAY_CALLOC if k % 3 == 0 else MEMRAY_MALLOC)
     free_recent(0)
     free_recent(2)
     pop(1)

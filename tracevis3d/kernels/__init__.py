@@ -8,9 +8,9 @@ code links against numba's runtime alone.  `_light_cache_loads` makes the loads 
 package's kernels (its other modules' too: `layout.cluster`'s first load had cost a 10^7 icicle's
 layout the refresh, ~0.1 s) initialise the runtime only (`numba.core.runtime.rtsys.initialize`,
 what the refresh does first); a compilation refreshes the contexts itself, as always
-(``CompilerBase``), and other packages' kernels load as numba loads them.  `lazy_link` (installed with it) keeps
-a loaded kernel's linking module as bytes until something links against it, and a loaded entry
-compiled for other argument types than asked is compiled again.  `cache_save` makes every save
+(``CompilerBase``), and other packages' kernels load as numba loads them.  `lazy_link`
+(installed with it) keeps a loaded kernel's linking module as bytes until something links
+against it, and a loaded entry compiled for other argument types than asked is compiled again.  `cache_save` makes every save
 to numba's cache safe for processes that compile side by side.
 """
 import os
