@@ -9,7 +9,7 @@ under a load of 17 on 2 cores it took 120-590 ms and its figure named 14 to 52 f
 
 Each is recorded by the tests' own recipe (`tests/support/realtraces.py`, ``record_<name>``: the
 commands of tools/record_traces.py, VizTracer's defaults) and written gzipped
-(``tests/data/recorded/<file>.gz``, mtime 0); ``manifest.json`` lists each with what it holds
+(``tests/data/recorded/<file>.gz``, mtime 0; one over 20 MB xz-compressed, ``<file>.xz``); ``manifest.json`` lists each with what it holds
 (calls, threads, depth, the recording's seconds, VizTracer and Python versions) and README.md
 says the same for people.  The tests' session fixtures (tests/conftest.py, `COMMITTED`) inflate
 them into the session's folder: a figure test reads the same bytes on every run, so its bounds
@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import lzma
 import os
 import pathlib
 import platform
@@ -44,7 +45,25 @@ RECORDINGS = {
                 "shortest path lengths) on the karate-club graph and on the Les Misérables graph (issue 82's "
                 "crowded trace: importing networkx is most of each run); VizTracer's file_info (the traced "
                 "files' sources) dropped",
+    "docutils_pool": "docutils in a thread pool, twice: A (4 workers, one generated reStructuredText document "
+                     "each) and B (2 workers, other documents): one program on two inputs, 100+ levels; "
+                     "VizTracer's file_info dropped",
+    "docutils_pool_wide": "docutils in a thread pool of 16 workers, one short document each (17 threads, 30+ "
+                          "levels each); VizTracer's file_info dropped",
+    "http_threads": "a threading HTTP server (a thread per request) rendering docutils pages for six client "
+                    "threads over loopback, twice (A: 24 requests, B: 16): 30+ short threads, 70+ levels; "
+                    "VizTracer's file_info dropped",
+    "counters": "docutils on 3 workers while the main thread samples memory, live objects and threads as "
+                "VizTracer counters, garbage collections logged (--log_gc); VizTracer's file_info dropped",
+    "numba_jit": "three threads jit-compiling numba functions behind numba's compiler lock (~10^6 calls); "
+                 "VizTracer's file_info dropped",
 }
+#: recordings whose traced sources VizTracer's ``file_info`` would carry (third-party code: the
+#: tests never read it, and it is megabytes)
+DROP_FILE_INFO = {"docutils_pool", "docutils_pool_wide", "http_threads", "counters", "numba_jit"}
+#: a file larger than this (bytes) is written xz-compressed (half gzip's size: the 10^5-10^6-call
+#: recordings are 45-180 MB of JSON), a smaller one gzipped
+XZ_ABOVE = 20_000_000
 
 
 def _realtraces():
@@ -73,9 +92,13 @@ def record(name: str, out: pathlib.Path = OUT) -> dict:
         paths = [p for p in (got if isinstance(got, tuple) else (got,)) if isinstance(p, pathlib.Path)]
         files = []
         for p in paths:
+            if name in DROP_FILE_INFO:
+                rt.drop_file_info(p)
             data = p.read_bytes()
-            packed = gzip.compress(data, compresslevel=9, mtime=0)
-            target = out / (p.name + ".gz")
+            if len(data) > XZ_ABOVE:
+                packed, target = lzma.compress(data, preset=6), out / (p.name + ".xz")
+            else:
+                packed, target = gzip.compress(data, compresslevel=9, mtime=0), out / (p.name + ".gz")
             out.mkdir(parents=True, exist_ok=True)
             tmp_target = target.with_name(target.name + ".tmp")
             tmp_target.write_bytes(packed)
@@ -100,7 +123,7 @@ def write_readme(manifest: dict, out: pathlib.Path = OUT) -> None:
 
 Recorded once by `.venv/bin/python tools/record_test_traces.py` (each by the tests' own recipe,
 `tests/support/realtraces.py`: VizTracer with its defaults, C functions and import machinery
-included) and committed, gzipped: a figure, layout or analysis test reads the same recording on
+included) and committed, gzipped (those over 20 MB xz-compressed): a figure, layout or analysis test reads the same recording on
 every run (tests/conftest.py `COMMITTED` inflates each into the session's folder once), so a
 bound it sets is about the figure, not about how loaded the machine was while the program ran
 (a json.tool trace recorded during the session named 21 functions on a busy machine, 22 on an
@@ -114,9 +137,15 @@ program recorded beside busy processes runs 3-15 times slower, unevenly, and its
 that: the deep json.tool run named 14 to 52 functions over four such recordings); the figure
 tests' bounds then need checking against the new recordings.
 
-**Licence.**  Recordings of the Python standard library, of networkx (BSD-3-Clause: the files
-hold its function names and file paths, no source; VizTracer's `file_info` is dropped) and of
-this project's own programs, made for this project; distributed under the project's licence.
+`memory_calls_run.bin.gz` and `memory_calls_calls.json.gz` are memray's capture and py-spy's
+Chrome trace of one run of `tests/support/memray_captures.py`'s `DEEP_JSON_PROGRAM`
+(`record_memory_and_calls`, recorded the same way and committed beside these; not in the
+manifest: that module reads them).
+
+**Licence.**  Recordings of the Python standard library, of networkx (BSD-3-Clause), docutils
+(public domain and BSD-2-Clause) and numba (BSD-2-Clause) run by this project's own programs:
+the files hold those packages' function names and file paths, no source (VizTracer's
+`file_info` is dropped); made for this project and distributed under the project's licence.
 
 | file | recording | calls | threads | depth | size |
 |---|---|---|---|---|---|

@@ -26,27 +26,22 @@ from tracevis3d.blender.figure_report import NAME_KINDS, label_pixel_boxes, view
 RES = (1920, 1080)
 #: issue 19's goals on traces deeper than 40 levels: names ≥ 14 px, most empty share
 GOALS = {"icicle": (25, 0.50), "compare": (20, 0.50), "threads": (15, 0.50), "cone": (25, 0.55), "live": (10, 0.60)}
-#: what the tests hold the icicle to on the docutils pool, whose recording differs from run to
-#: run (which worker imports docutils while the others wait on the import lock, how the
-#: documents fall on the workers): its 5 lanes of 100+ levels named 31 to 44 calls over the
-#: recordings seen (issue 19's goal: 25), an earlier version 12 on one recording and 30 on
-#: another; the floor leaves room for recordings not seen
+#: the docutils pool's icicle (the committed recordings, tests/data/recorded/docutils_pool_*.json.xz,
+#: name 70 calls on A; issue 19's goal: 25): before lanes kept their names, recordings of it named
+#: 12 to 30; the floor guards that, well under what the figure names
 FLOOR_NAMES = {"icicle": 20}
-#: the cone tree of the pool (turned about its axis and framed with its legend for the
-#: figure that covers most) left 43.4 % to 53.0 % of the frame empty over seven recordings of
-#: the test's pool A and 46.4 % to 55.1 % over seven of B (before the turn: up to 64.3 %,
-#: 57.3 % on a clean-clone CI recording; issue 19's goal: 55 %): the test allows a little
-#: more than the goal for recordings not seen
+#: the cone tree of the pool leaves 46.8 % (A) and 49.9 % (B) of the frame empty on the committed
+#: recordings; before it was turned about its axis and framed with its legend, 57-64 % (issue 19's
+#: goal: 55 %)
 CEILING_EMPTY = {"cone": 0.56}
-#: the server's figures over recordings (issue 19's goal: 50 % empty).  Its program polls for
-#: shutdown every 20 ms: with `serve_forever`'s default 0.5 s poll the shutdown outlasted the
-#: clients' whole run, so the last 40-60 % of every time axis held the main thread and the
-#: accept loop alone (the live view 60-66 % empty; 67.1 % in one clean-clone CI run against
-#: a 66 % ceiling).  Over four recordings with the short poll: the icicle named 40-57 calls
-#: (27 before), the thread view left 27-33 % empty (49-51 %), the comparison 38-42 % (44-54 %)
-#: and the live view 41-44 % (60-66 %); the limits leave room for recordings not seen, the
-#: comparison's and the live view's at the goal's 50 %.  The icicle's floor: without packing
-#: (`select.pack_lanes`) it named none.
+#: the server's figures (tests/data/recorded/http_threads_*.json.xz; issue 19's goal: 50 % empty).
+#: Its program polls for shutdown every 20 ms: with `serve_forever`'s default 0.5 s poll the
+#: shutdown outlasted the clients' whole run, so the last 40-60 % of every time axis held the main
+#: thread and the accept loop alone (the live view 60-67 % empty).  On the committed recordings
+#: the icicle names 43 calls (none without `select.pack_lanes`), the thread view leaves 28.6 %
+#: empty (49-51 % with the long poll), the comparison 39.5 % (44-54 %) and the live view 42.4 %
+#: (60-66 %).  (Recorded during the session on a busy CI machine, the live view's recording once
+#: gave 52.9 %: the figures now read the committed recordings.)
 SERVER_FLOOR_NAMES = {"icicle": 30}
 SERVER_CEILING_EMPTY = {"threads": 0.42, "compare": 0.50, "live": 0.50}
 MAX_MARGIN = 0.08

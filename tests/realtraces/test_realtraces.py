@@ -58,3 +58,24 @@ def test_threads_trace_has_named_threads_and_waits(fresh_threads_trace_path):
     assert any(s.startswith("Condition.wait") for s in waited)
     assert (t.kind == tracevis3d.KIND_RELEASE).any()
 
+
+
+def test_http_threads_recipe_records_a_thread_per_request(fresh_http_threads_paths):
+    """The HTTP server recipe (`realtraces.record_http_threads`): two valid traces, each with a
+    thread per request beside the server's and the six clients', the server's request handler and
+    docutils' writer in them."""
+    for path, requests in zip(fresh_http_threads_paths, (24, 16)):
+        t = _load(path).check()
+        assert t.n_threads >= requests + 7, (path.name, t.n_threads)
+        names = set(t.function_names)
+        assert any("process_request_thread" in s for s in names), path.name
+        assert any("docutils" in s and "publish" in s for s in names), sorted(names)[:20]
+
+
+def test_counters_recipe_records_counters_and_collections(fresh_counters_trace_path):
+    """The counters recipe (`realtraces.record_counters`, --log_gc, retried on CPython's rare
+    SystemError): a valid trace of docutils' workers with its counter tracks."""
+    t = _load(fresh_counters_trace_path).check()
+    assert t.n_threads >= 4
+    assert any("docutils" in s for s in t.function_names)
+    assert len(t.series_names) >= 3 and len(t.counter_ts) > 10, t.counter_names
