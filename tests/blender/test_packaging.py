@@ -21,6 +21,9 @@ from importlib import metadata
 
 import pytest
 
+#: builds the zip or wheel (needs the other interpreters' kernels): run after the layer's other tests
+pytestmark = pytest.mark.builds_packages
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 

@@ -9,6 +9,9 @@ import pytest
 
 from extension_runs import check_step, run_driver
 
+#: builds the zip or wheel (needs the other interpreters' kernels): run after the layer's other tests
+pytestmark = pytest.mark.builds_packages
+
 DRIVER = __import__("pathlib").Path(__file__).resolve().parents[1] / "support" / "threads_driver.py"
 STEPS = ("thr_enable", "thr_panel_draws", "thr_errors_report", "thr_build", "thr_pick_curve_and_who_released",
          "thr_focus_picked")
