@@ -30,6 +30,9 @@ fi
 # part's steps and CPU seconds in build/kernel-cache/<sources hash>.log
 kernels_t0=$SECONDS
 .venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" >&2 || echo "kernels: not seeded; the tests compile them" >&2
+# then the signatures only the tests meet (the twins' small arrays, ...: tests/support/test_signatures.txt),
+# compiled in two processes instead of inside the unit sessions' first callers (a cache that has them: seconds)
+.venv/bin/python tools/test_signatures.py --compile "$NUMBA_CACHE_DIR" >&2 || echo "test signatures: not compiled; the tests compile them" >&2
 echo "kernels: $(( SECONDS - kernels_t0 )) s" >&2
 [ -z "$venv313_pid" ] || wait "$venv313_pid" || { echo "setup: building .venv313 failed" >&2; exit 1; }
 status=0

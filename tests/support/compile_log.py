@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-_RECORDS: list = []  # (kernel, signature, exclusive CPU s, test node id)
+_RECORDS: list = []  # (kernel, signature, exclusive CPU s, test node id, repr of the argument types)
 _CURRENT = ["(collection)"]
 
 
@@ -41,8 +41,8 @@ def _listener():
             data = ev.data or {}
             func = getattr(data.get("dispatcher"), "py_func", None)
             name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
-            sig = ", ".join(str(a) for a in data.get("args", ()))
-            _RECORDS.append((name, sig, dt - inner, _CURRENT[0]))
+            args = tuple(data.get("args", ()))
+            _RECORDS.append((name, ", ".join(str(a) for a in args), dt - inner, _CURRENT[0], repr(args)))
 
     return Exclusive()
 
@@ -68,11 +68,12 @@ def pytest_terminal_summary(terminalreporter):
     dump = os.environ.get("TV3D_COMPILE_LOG")
     if dump:
         with open(dump, "a") as f:
-            for name, sig, dt, test in _RECORDS:
-                f.write(json.dumps({"kernel": name, "sig": sig, "cpu_s": round(dt, 4), "test": test}) + "\n")
+            for name, sig, dt, test, types in _RECORDS:
+                f.write(json.dumps({"kernel": name, "sig": sig, "cpu_s": round(dt, 4), "test": test,
+                                    "types": types}) + "\n")
     total = sum(r[2] for r in _RECORDS)
     per: dict = {}
-    for name, _sig, dt, test in _RECORDS:
+    for name, _sig, dt, test, _types in _RECORDS:
         row = per.setdefault(name, [0.0, 0, test])
         row[0] += dt
         row[1] += 1
