@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
-mkdir -p build/test-logs && rm -f build/test-logs/*.log  # this run's logs only (tools/failure_digest.py reads them)
+# this run's logs only (tools/failure_digest.py reads them; each session's compile log, TV3D_COMPILE_LOG,
+# lists the kernels it compiled: `tools/test_signatures.py --update build/test-logs/compile-*.jsonl`)
+mkdir -p build/test-logs && rm -f build/test-logs/*.log build/test-logs/*.jsonl
 # a python3.13 that really runs (a pyenv shim for an inactive version does not)
 PY313=""
 for cand in "${PYTHON313:-}" "$(command -v python3.13 || true)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
@@ -29,10 +31,11 @@ fi
 # installed into the tests' cache (compiled only when that cache is cold: a clean checkout); each
 # part's steps and CPU seconds in build/kernel-cache/<sources hash>.log
 kernels_t0=$SECONDS
-.venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" >&2 || echo "kernels: not seeded; the tests compile them" >&2
-# then the signatures only the tests meet (the twins' small arrays, ...: tests/support/test_signatures.txt),
-# compiled in two processes instead of inside the unit sessions' first callers (a cache that has them: seconds)
-.venv/bin/python tools/test_signatures.py --compile "$NUMBA_CACHE_DIR" >&2 || echo "test signatures: not compiled; the tests compile them" >&2
+# with them the signatures only the tests meet (the twins' small arrays, int32 overlaps, ...:
+# tests/support/test_signatures.txt, tools/test_signatures.py), compiled beside the warm-up on a
+# clean checkout instead of inside each session's first caller (a cache that has them: seconds)
+.venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" --test-signatures tests/support/test_signatures.txt >&2 ||
+  echo "kernels: not seeded; the tests compile them" >&2
 echo "kernels: $(( SECONDS - kernels_t0 )) s" >&2
 [ -z "$venv313_pid" ] || wait "$venv313_pid" || { echo "setup: building .venv313 failed" >&2; exit 1; }
 status=0
@@ -41,7 +44,8 @@ pids=()
 # start_session NAME PYTEST-ARGS...
 start_session() {
   local name=$1; shift
-  .venv/bin/python -m pytest -q -p no:cacheprovider "$@" > "build/test-logs/$name.log" 2>&1 &
+  TV3D_COMPILE_LOG="build/test-logs/compile-$name.jsonl" \
+    .venv/bin/python -m pytest -q -p no:cacheprovider "$@" > "build/test-logs/$name.log" 2>&1 &
   pids+=($!)
 }
 # wait for the sessions started (an interrupted make test leaves none running; a failed one sets
@@ -97,7 +101,7 @@ else
   ( t0=$SECONDS
     .venv/bin/python tools/kernel_caches.py --all-interpreters || echo "kernels: the extension build compiles them"
     echo "kernels of the other interpreters: $(( SECONDS - t0 )) s"
-    [ ${#rest[@]} -eq 0 ] || exec .venv/bin/python -m pytest -q -p no:cacheprovider "${rest[@]}"
+    [ ${#rest[@]} -eq 0 ] || exec env TV3D_COMPILE_LOG=build/test-logs/compile-others.jsonl .venv/bin/python -m pytest -q -p no:cacheprovider "${rest[@]}"
   ) > build/test-logs/others.log 2>&1 &
   pids+=($!)
   end_sessions "blender:tests/blender" "others:other interpreters' kernels, ${rest[*]}"

@@ -306,7 +306,7 @@ def _runtime_kernel_cache():
     return mod
 
 
-def seed_cache(cache_dir: Path, compile_if_cold: bool = True) -> str:
+def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path | None = None) -> str:
     """The checkout's pre-built kernels (this interpreter's, `prebuild`'s ``build/kernel-cache/``)
     installed into numba's cache folder ``cache_dir`` for the checkout's own sources, by
     `tracevis3d.kernel_cache.install_shipped` (as the extension installs them for a user: index
@@ -317,16 +317,33 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True) -> str:
     the generic CPU; seeded, they are compiled once (the tests then run the very kernels the
     zip and the wheel ship).  They are compiled here only when ``cache_dir`` holds no kernel of
     the checkout yet (``compile_if_cold``): a developer's warm cache is topped up from an
-    existing build, never made to wait for one.  A one-line summary."""
+    existing build, never made to wait for one.
+
+    ``signatures`` (tests/support/test_signatures.txt, `tools/test_signatures.py`): the kernel
+    signatures only the tests meet, compiled for this CPU after the install (seconds where the
+    cache has them).  Where the warm-up is compiled now, they are compiled beside it instead,
+    in one process and a cache of their own merged in after the install (`merge_cache`): the
+    warm-up's two process slots leave one core idle for ~100 s (its parts 1 then 3 take ~245 s
+    of CPU, 2 then 4 ~145 s), and the tests' ~110 CPU s fill it.  A summary (one line each)."""
     core = REPO / "tracevis3d"
     info = probe(sys.executable)
     if info is None or not info.get("numba"):
         return "kernels: not seeded (numba is not importable here)"
     out = KERNEL_CACHE / sources_digest(core, info)
+    beside = None
     if not (out / "manifest.json").is_file():
         if not compile_if_cold or _has_kernels_of(cache_dir, core):
             return f"kernels: not seeded ({cache_dir} is warm and {out.name} is not built)"
-        _build_once(sys.executable, REPO, out)
+        if signatures is not None:
+            beside = _start_signatures(signatures, Path(tempfile.mkdtemp(prefix="tv3d-test-signatures-")))
+        try:
+            _build_once(sys.executable, REPO, out)
+        except BaseException:
+            if beside is not None:
+                beside[0].kill()
+                beside[0].wait()
+                shutil.rmtree(beside[1], ignore_errors=True)
+            raise
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
     r = subprocess.run([sys.executable, "-c", "import json, sys; from tracevis3d.kernel_cache import install_shipped; "
                         "print(json.dumps(install_shipped(sys.argv[1], sys.argv[2], sys.argv[3])))",
@@ -335,8 +352,29 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True) -> str:
         last = (r.stderr.strip().splitlines() or ["failed"])[-1]
         raise KernelCacheError(f"installing the pre-built kernels into {cache_dir} failed: {last}")
     rep = json.loads(r.stdout.strip().splitlines()[-1])
-    return (f"kernels: {rep['installed']} pre-built kernel indexes ({rep['entries']} signatures) installed into "
-            f"{cache_dir} ({out.name}){'; ' + rep['skipped'] if rep['skipped'] else ''}")
+    lines = [f"kernels: {rep['installed']} pre-built kernel indexes ({rep['entries']} signatures) installed into "
+             f"{cache_dir} ({out.name}){'; ' + rep['skipped'] if rep['skipped'] else ''}"]
+    if beside is not None:
+        proc, folder = beside
+        text, _ = proc.communicate()
+        try:
+            added = merge_cache(cache_dir, folder) if proc.returncode == 0 else 0
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        lines.append(f"{text.strip()} (compiled beside the warm-up); {added} entries merged")
+    elif signatures is not None:
+        proc = _start_signatures(signatures, cache_dir, jobs=2)[0]
+        lines.append(proc.communicate()[0].strip())
+    return "\n".join(lines)
+
+
+def _start_signatures(signatures: Path, cache_dir: Path, jobs: int = 1) -> tuple:
+    """``tools/test_signatures.py --compile cache_dir`` started: (the process, ``cache_dir``);
+    its summary on its stdout (with its stderr)."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "tools" / "test_signatures.py"), "--compile", str(cache_dir),
+                             "--signatures", str(signatures), "--jobs", str(jobs)], cwd=str(REPO),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc, cache_dir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-interpreters", action="store_true",
                     help="instead: compile the checkout's caches for every usable interpreter where missing "
                          "(build/kernel-cache/; what the extension's and the wheel's builds then copy)")
+    ap.add_argument("--test-signatures", type=Path, metavar="FILE",
+                    help="with --seed: also compile the tests' own kernel signatures listed in FILE "
+                         "(tools/test_signatures.py), beside the warm-up where it is compiled now")
     args = ap.parse_args(argv)
     if args.all_interpreters:
         try:
@@ -360,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.seed is not None:
         try:
-            print(seed_cache(args.seed.resolve()))
+            print(seed_cache(args.seed.resolve(), signatures=args.test_signatures))
         except (KernelCacheError, OSError, ValueError) as e:
             print(f"kernel_caches: error: {e}", file=sys.stderr)
             return 1

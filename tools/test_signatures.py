@@ -173,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile", type=Path, metavar="NUMBA_CACHE_DIR", help="compile the listed signatures into it")
     ap.add_argument("--update", type=Path, nargs="+", metavar="COMPILE_LOG",
                     help="add the signatures of these compile logs (TV3D_COMPILE_LOG) to the list")
+    ap.add_argument("--signatures", type=Path, default=SIGNATURES, metavar="FILE",
+                    help=f"the list to compile (default: {SIGNATURES.relative_to(REPO)})")
+    ap.add_argument("--jobs", type=int, default=JOBS, help=f"processes side by side (default {JOBS})")
     ap.add_argument("--child", metavar="ROWS_JSON", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -181,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"test signatures: {update(args.update)} listed in {SIGNATURES.relative_to(REPO)}")
         return 0
     if args.compile:
-        print(compile_all(args.compile.resolve()))
+        print(compile_all(args.compile.resolve(), args.signatures.resolve(), max(1, args.jobs)))
         return 0
     ap.error("--compile or --update is needed")
     return 2
