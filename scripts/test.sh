@@ -31,9 +31,9 @@ fi
 # installed into the tests' cache (compiled only when that cache is cold: a clean checkout); each
 # part's steps and CPU seconds in build/kernel-cache/<sources hash>.log
 kernels_t0=$SECONDS
-# with them the signatures only the tests meet (the twins' small arrays, int32 overlaps, ...:
-# tests/support/test_signatures.txt, tools/test_signatures.py), compiled beside the warm-up on a
-# clean checkout instead of inside each session's first caller (a cache that has them: seconds)
+# then the signatures only the tests meet (the twins' small arrays, int32 overlaps, ...:
+# tests/support/test_signatures.txt, tools/test_signatures.py), compiled in two processes instead of
+# inside each session's first caller (a cache that has them: seconds)
 .venv/bin/python tools/kernel_caches.py --seed "$NUMBA_CACHE_DIR" --test-signatures tests/support/test_signatures.txt >&2 ||
   echo "kernels: not seeded; the tests compile them" >&2
 echo "kernels: $(( SECONDS - kernels_t0 )) s" >&2

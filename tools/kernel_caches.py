@@ -320,30 +320,20 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path |
     existing build, never made to wait for one.
 
     ``signatures`` (tests/support/test_signatures.txt, `tools/test_signatures.py`): the kernel
-    signatures only the tests meet, compiled for this CPU after the install (seconds where the
-    cache has them).  Where the warm-up is compiled now, they are compiled beside it instead,
-    in one process and a cache of their own merged in after the install (`merge_cache`): the
-    warm-up's two process slots leave one core idle for ~100 s (its parts 1 then 3 take ~245 s
-    of CPU, 2 then 4 ~145 s), and the tests' ~110 CPU s fill it.  A summary (one line each)."""
+    signatures only the tests meet, compiled for this CPU after the install, two processes side
+    by side, on the installed kernels (seconds where the cache has them).  Compiled beside the
+    warm-up instead, in a cache of their own, they took 220 s of one process (the callees the
+    install brings compiled again for this CPU) and the seed 370 s instead of ~320 s.  A summary
+    (one line each)."""
     core = REPO / "tracevis3d"
     info = probe(sys.executable)
     if info is None or not info.get("numba"):
         return "kernels: not seeded (numba is not importable here)"
     out = KERNEL_CACHE / sources_digest(core, info)
-    beside = None
     if not (out / "manifest.json").is_file():
         if not compile_if_cold or _has_kernels_of(cache_dir, core):
             return f"kernels: not seeded ({cache_dir} is warm and {out.name} is not built)"
-        if signatures is not None:
-            beside = _start_signatures(signatures, Path(tempfile.mkdtemp(prefix="tv3d-test-signatures-")))
-        try:
-            _build_once(sys.executable, REPO, out)
-        except BaseException:
-            if beside is not None:
-                beside[0].kill()
-                beside[0].wait()
-                shutil.rmtree(beside[1], ignore_errors=True)
-            raise
+        _build_once(sys.executable, REPO, out)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
     r = subprocess.run([sys.executable, "-c", "import json, sys; from tracevis3d.kernel_cache import install_shipped; "
                         "print(json.dumps(install_shipped(sys.argv[1], sys.argv[2], sys.argv[3])))",
@@ -354,27 +344,12 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path |
     rep = json.loads(r.stdout.strip().splitlines()[-1])
     lines = [f"kernels: {rep['installed']} pre-built kernel indexes ({rep['entries']} signatures) installed into "
              f"{cache_dir} ({out.name}){'; ' + rep['skipped'] if rep['skipped'] else ''}"]
-    if beside is not None:
-        proc, folder = beside
-        text, _ = proc.communicate()
-        try:
-            added = merge_cache(cache_dir, folder) if proc.returncode == 0 else 0
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        lines.append(f"{text.strip()} (compiled beside the warm-up); {added} entries merged")
-    elif signatures is not None:
-        proc = _start_signatures(signatures, cache_dir, jobs=2)[0]
-        lines.append(proc.communicate()[0].strip())
+    if signatures is not None:
+        r = subprocess.run([sys.executable, str(REPO / "tools" / "test_signatures.py"), "--compile", str(cache_dir),
+                            "--signatures", str(signatures)], cwd=str(REPO), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        lines.append(r.stdout.strip())
     return "\n".join(lines)
-
-
-def _start_signatures(signatures: Path, cache_dir: Path, jobs: int = 1) -> tuple:
-    """``tools/test_signatures.py --compile cache_dir`` started: (the process, ``cache_dir``);
-    its summary on its stdout (with its stderr)."""
-    proc = subprocess.Popen([sys.executable, str(REPO / "tools" / "test_signatures.py"), "--compile", str(cache_dir),
-                             "--signatures", str(signatures), "--jobs", str(jobs)], cwd=str(REPO),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return proc, cache_dir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -390,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(build/kernel-cache/; what the extension's and the wheel's builds then copy)")
     ap.add_argument("--test-signatures", type=Path, metavar="FILE",
                     help="with --seed: also compile the tests' own kernel signatures listed in FILE "
-                         "(tools/test_signatures.py), beside the warm-up where it is compiled now")
+                         "(tools/test_signatures.py), after the install")
     args = ap.parse_args(argv)
     if args.all_interpreters:
         try:
