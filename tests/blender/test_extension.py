@@ -21,7 +21,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 import build_extension as bx  # noqa: E402
 
-#: builds the zip or wheel (needs the other interpreters' kernels): run after the layer's other tests
+#: builds the zip or the wheel (they need the other interpreters' kernels): runs after the layer's other tests
 pytestmark = pytest.mark.builds_packages
 
 MANIFEST = tomllib.loads((REPO / "blender_manifest.toml").read_text())

@@ -12,7 +12,7 @@ import pytest
 
 from extension_runs import check_step, run_driver, run_driver_compare, run_driver_real, run_driver_reopen
 
-#: builds the zip or wheel (needs the other interpreters' kernels): run after the layer's other tests
+#: builds the zip or the wheel (they need the other interpreters' kernels): runs after the layer's other tests
 pytestmark = pytest.mark.builds_packages
 
 OPERATOR_STEPS = [

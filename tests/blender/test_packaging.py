@@ -21,7 +21,7 @@ from importlib import metadata
 
 import pytest
 
-#: builds the zip or wheel (needs the other interpreters' kernels): run after the layer's other tests
+#: builds the zip or the wheel (they need the other interpreters' kernels): runs after the layer's other tests
 pytestmark = pytest.mark.builds_packages
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 
 from extension_runs import check_step, run_driver
 
-#: builds the zip or wheel (needs the other interpreters' kernels): run after the layer's other tests
+#: builds the zip or the wheel (they need the other interpreters' kernels): runs after the layer's other tests
 pytestmark = pytest.mark.builds_packages
 
 DRIVER = __import__("pathlib").Path(__file__).resolve().parents[1] / "support" / "threads_driver.py"
