@@ -1159,6 +1159,41 @@ def parse_function_name(name: str, file: str = "", line: int = -1) -> ParsedName
 _MAX_LINE = 2 ** 31 - 1
 
 
+def parse_function_names(names) -> list:
+    """``[parse_function_name(s) for s in names]``, with the names of VizTracer's dialect
+    (``qualname (file:line)``, a trace's 10^3-10^4 Python functions) read in one match each: the
+    general rules (`_parse_general`) first ask whether the location is a script's (`_js_located`)
+    and find it is not, which takes most of their time; here that answer is had once per file.
+    Any other name, or one whose location is a script's, goes through `parse_function_name`
+    (tests compare the two on real traces' names and on names made to differ)."""
+    out = []
+    script_of: dict = {}  # file -> whether _js_located would read "file:line" as a script's location
+    parts_of: dict = {}  # module -> its parts in a `ParsedName.path`
+    for s in names:
+        m = _VIZ.match(s) if s[-1:] == ")" and len(s) <= MAX_PARSED_CHARS and not s.startswith(_MANGLED_STARTS) \
+            else None
+        if m is not None:
+            fl, ln = m.group("file"), m.group("line")
+            script = script_of.get(fl)
+            if script is None:
+                # _js_located's own reading of the location (a " -> " chain, or a line that is not
+                # ASCII digits: those names take the general rules)
+                loc = f"{fl}:0"
+                script = script_of[fl] = " -> " in loc or is_script(split_line_col(loc)[0])
+            if not script and ln.isascii():
+                func = m.group("func")
+                module = module_from_file(fl)
+                mparts = parts_of.get(module)
+                if mparts is None:  # `_make`'s parts of the module, once per module
+                    mparts = parts_of[module] = _make("", "", -1, module, "").path
+                # `read_line` of ASCII digits: fewer than 10 are within [0, 2^31 - 1]
+                out.append(ParsedName(func, fl, int(ln) if len(ln) < 10 else read_line(ln),
+                                      mparts + _qual_parts(func), module, func, ".", "python"))
+                continue
+        out.append(parse_function_name(s))
+    return out
+
+
 def _parse_function_name(name: str, file: str, line: int) -> ParsedName:
     if file in _UNKNOWN_FILES:
         file = ""

@@ -213,3 +213,18 @@ def test_fast_outputs_grow_and_are_kept_without_a_copy():
     assert np.array_equal(out.flows[5][0], np.minimum(before + 7, 2147483647))
     out.drop("flows")
     assert out.flows is None and out.samples is not None
+
+
+def test_rows_to_columns_equals_numpys_transposition():
+    """`jsonrows.rows_to_columns` (blocks of rows, unsigned positions) against ``rows[:k].T``, for
+    counts around its block, the three row dtypes and columns longer than ``k`` (left as they were)."""
+    from tracevis3d.kernels import jsonrows as jr
+
+    rng = np.random.default_rng(3)
+    for dtype, w in ((np.int64, 8), (np.int32, 15), (np.float64, 3)):
+        rows = rng.integers(-2 ** 31, 2 ** 31, (1100, w)).astype(dtype)
+        for k in (0, 1, jr.TRANSPOSE_BLOCK - 1, jr.TRANSPOSE_BLOCK, jr.TRANSPOSE_BLOCK + 1, 1000, 1100):
+            out = np.full((w, 1100), 7, dtype)
+            jr.rows_to_columns(rows, k, out)
+            assert np.array_equal(out[:, :k], rows[:k].T)
+            assert (out[:, k:] == 7).all()

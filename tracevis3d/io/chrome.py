@@ -51,7 +51,7 @@ from ..kernels import sidetables as fs
 from ..kernels.tree import nest_sorted_intervals, preorder_sort
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, working_waits
 from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
-from ..names import parse_function_name
+from ..names import parse_function_name, parse_function_names
 from . import chrome_profile, chrome_rows, filecopy, hermes
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 from .sniff import content_hint
@@ -1233,8 +1233,8 @@ PARALLEL_PARSE_NAMES = 256
 
 
 def _parse_names(names: list) -> list:
-    """`parse_function_name` of each name."""
-    return [parse_function_name(s) for s in names]
+    """`parse_function_name` of each name (`parse_function_names`)."""
+    return parse_function_names(names)
 
 
 def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _Text, parsing: _SideJob):
@@ -1591,10 +1591,11 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
     skipped = sum(res[0].skipped for res in out)
-    chrome_rows.release_free_memory()  # (what the parts' scans freed: not held while their columns are joined)
+    # (what the parts' scans freed: not held while their columns are joined)
+    chrome_rows.release_free_memory(n_rows + n_side)
     columns = part0.columns(*[res[0] for res in out[1:]])
     side = part0.columns(*[res[0] for res in out[1:]], side=True)
-    chrome_rows.release_free_memory()
+    chrome_rows.release_free_memory(n_rows + n_side)
     return (*columns, n_rows, status, ep1, info, skipped, *side, n_side, [res[0].fast for res in out])
 
 

@@ -51,11 +51,21 @@ def _libc_trim():
 _MALLOC_TRIM = _libc_trim()
 
 
-def release_free_memory() -> None:
-    """Give the memory freed by the joined chunks back to the system.  The chunks' pieces are
-    small allocations spread over both threads' malloc arenas; freed, glibc keeps them (0.24 GB
-    after a 10^7-event scan) unless asked (``malloc_trim``); elsewhere this does nothing."""
-    if _MALLOC_TRIM is not None:
+#: rows of a load from which what its stages free is given back to the system as they go
+#: (`release_free_memory`).  Below it, what malloc holds free (~60-80 MB at 10^6 rows) is taken
+#: again by the load's next stages, and pages given back cost a fault each when taken again: a
+#: steady load of the 10^6-call sympy trace faulted 32k pages with the trims and 15k without
+#: (0.04 s of its 0.57 s, on this VM's expensive faults); at 10^7 rows the trims keep the peak
+#: (0.24 GB kept free after the scan)
+TRIM_FROM_ROWS = 1 << 22
+
+
+def release_free_memory(n_rows: int) -> None:
+    """Give the memory freed by the joined chunks back to the system, for a load of ``n_rows``
+    rows of at least `TRIM_FROM_ROWS`.  The chunks' pieces are small allocations spread over both
+    threads' malloc arenas; freed, glibc keeps them (0.24 GB after a 10^7-event scan) unless asked
+    (``malloc_trim``); elsewhere this does nothing."""
+    if _MALLOC_TRIM is not None and n_rows >= TRIM_FROM_ROWS:
         _MALLOC_TRIM(0)
 
 
@@ -185,7 +195,7 @@ def interned_pairs(block_of, n: int, seed: int) -> tuple:
         hi = min(n, lo + INTERN_BLOCK)
         a, b = block_of(lo, hi)
         state = jr.intern_pairs_block(a, b, seed, lo, ids[lo:hi], state)
-    release_free_memory()  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
+    release_free_memory(n)  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
     return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
 
 
@@ -223,7 +233,7 @@ def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
             break
         if give_back is not None:
             give_back.restore()
-    release_free_memory()  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
+    release_free_memory(n)  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
     return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
 
 
@@ -511,7 +521,7 @@ def _columns(pieces_per_col: list, n: int, dtype, row_based=(), rel=None) -> Eve
         freed = 0
         while pieces:
             if freed >= TRIM_BYTES:
-                release_free_memory()
+                release_free_memory(n)
                 freed = 0
             p = pieces.pop(0)
             freed += p.nbytes
@@ -530,7 +540,7 @@ def _columns(pieces_per_col: list, n: int, dtype, row_based=(), rel=None) -> Eve
         assert at == n
         cols.append(_Coded(col, base, lo, hi) if is_int else col)
         if col.nbytes >= 16 << 20:  # the column's pieces, freed: not held while the next is joined
-            release_free_memory()
+            release_free_memory(n)
     return EventColumns(cols, n, dtype, row_based, rel)
 
 

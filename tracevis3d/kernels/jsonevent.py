@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
+from .sidetables import same_bytes
 
 
 OK = 0
@@ -231,7 +232,7 @@ def _blank_row(i, k, ii, ss, ff):
     ff[k, F_TDUR] = np.nan
 
 
-def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
+def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode, keys):
     """Scan the event object starting at ``buf[i] == '{'`` into row k.
 
     Returns (end, status) with status OK, CUT (bytes ended inside) or a
@@ -240,10 +241,19 @@ def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
     length: a string's inside, any other value's text) with FL_ID, and the keys
     id, id2, bind_id, bp and args are not read.  Each value is read by `_read_value`
     (inlined, as its readers are).
+
+    ``keys`` (`new_key_memo`): the keys of an earlier event by their place in
+    it, each as the span of its bytes from its opening quote to its value (``"ts": ``) and its
+    code.  A key whose bytes are that span's is that key (the same bytes read alike), so its
+    string, code, colon and blanks are not read again; any other is read and kept.  A writer's
+    events repeat their keys in one order (VizTracer's ``pid, tid, ts, ph, cat, dur, name``): the
+    scan kernel of the 10^6-call sympy trace (VizTracer) went from 0.33 to 0.30 s on one thread.
     """
     n = buf.shape[0]
     _blank_row(i, k, ii, ss, ff)
     flags = 0
+    place = 1  # the key's place in the event: its slot in ``keys`` (3 words a place)
+    n_memo = keys.shape[0]
     i += 1
     i = skip_ws(buf, i)
     if i >= n:
@@ -261,23 +271,37 @@ def _scan_event(buf, i, k, ii, ss, ff, stack, spans_mode=False):
             return i + 1, OK
         if buf[i] != 34:
             return i, ERR_SYNTAX
-        ke, _ = scan_string(buf, i)
-        if ke < 0:
-            return -2, CUT
-        key = _key_code(buf, i + 1, ke - i - 2) if ke - i - 2 > 0 else K_OTHER
-        if spans_mode:
-            if key == K_ID or key == K_ID2 or key == K_BIND_ID or key == K_BP or key == K_ARGS:
+        kept = place + 2 < n_memo
+        if kept and place < keys[0] and i + keys[place + 1] <= n and same_bytes(buf, i, keys[place], keys[place + 1]):
+            key = keys[place + 2]  # the kept key's bytes: that key, its value after them and blanks
+            i = skip_ws(buf, i + keys[place + 1])
+            if i >= n:
+                return -2, CUT
+        else:
+            k0 = i
+            ke, _ = scan_string(buf, i)
+            if ke < 0:
+                return -2, CUT
+            key = _key_code(buf, i + 1, ke - i - 2) if ke - i - 2 > 0 else K_OTHER
+            if spans_mode:
+                if key == K_ID or key == K_ID2 or key == K_BIND_ID or key == K_BP or key == K_ARGS:
+                    key = K_OTHER
+            elif key == K_SF or key == K_PARENT:
                 key = K_OTHER
-        elif key == K_SF or key == K_PARENT:
-            key = K_OTHER
-        i = skip_ws(buf, ke)
-        if i >= n:
-            return -2, CUT
-        if buf[i] != 58:  # :
-            return i, ERR_SYNTAX
-        i = skip_ws(buf, i + 1)
-        if i >= n:
-            return -2, CUT
+            i = skip_ws(buf, ke)
+            if i >= n:
+                return -2, CUT
+            if buf[i] != 58:  # :
+                return i, ERR_SYNTAX
+            i = skip_ws(buf, i + 1)
+            if i >= n:
+                return -2, CUT
+            if kept:  # this place's key kept for the next event (the places after it: from this one)
+                keys[place] = k0
+                keys[place + 1] = i - k0
+                keys[place + 2] = key
+                keys[0] = place + 3
+        place += 3
         i, st, flags = _read_value(buf, i, k, key, ii, ss, ff, stack, flags)
         if st != OK:
             return i, st
@@ -497,6 +521,18 @@ def _read_span_id(buf, i, k, ii, ss, stack, flags):
 # 10^6 calls, the kernel alone: 0.233 -> 0.218 s)
 scan_event = njit(cache=True, nogil=True)(_scan_event)
 scan_event_inlined = njit(nogil=True, inline="always")(_scan_event)
+
+#: places of an event whose keys `scan_event` keeps (`new_key_memo`)
+MEMO_KEYS = 16
+
+
+@njit(cache=True, nogil=True)
+def new_key_memo():
+    """An empty memo of an event's keys for `scan_event`: ``keys[0]`` the words in use, then
+    the offset, length and code of each place's key (an array of fewer than 4 words keeps none)."""
+    keys = np.zeros(1 + 3 * MEMO_KEYS, np.int64)
+    keys[0] = 1
+    return keys
 
 
 @njit(cache=True, nogil=True)

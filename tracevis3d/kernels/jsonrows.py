@@ -15,14 +15,28 @@ from .jsonspans import _mix64, span_full_hash, span_word_hash
 from .sidetables import same_bytes
 
 
+#: rows a transposition takes at a time (`rows_to_columns`): 32 rows of 15 int32 are 1.9 KB
+TRANSPOSE_BLOCK = 32
+
+
 @njit(cache=True, nogil=True)
 def rows_to_columns(rows, k, out):
     """``out[c, r] = rows[r, c]`` for the first ``k`` rows (``out``: one row per column, at least
-    ``k`` long): a transposition, one pass over the rows in their order."""
-    w = rows.shape[1]
-    for r in range(k):
+    ``k`` long): a transposition, `TRANSPOSE_BLOCK` rows at a time (read from the first level
+    cache column after column; each column's part written in one run), by unsigned positions
+    (numba wraps a signed index, which keeps the loop from vectorising).  A chunk of 2^16 rows of
+    15 int32, hot: 2.1 ms row after row, 0.34 ms so; the 10^6-call sympy trace's scan spent
+    68 of its 390 ms (one thread) in the rows' transposition row after row."""
+    w = np.uint64(rows.shape[1])
+    kk = np.uint64(k)
+    block = np.uint64(TRANSPOSE_BLOCK)
+    r0 = np.uint64(0)
+    while r0 < kk:
+        r1 = min(r0 + block, kk)
         for c in range(w):
-            out[c, r] = rows[r, c]
+            for r in range(r0, r1):
+                out[c, r] = rows[r, c]
+        r0 += block
 
 
 

@@ -21,7 +21,7 @@ from numba import njit
 from .jsonevent import (CUT, ERR_DUP_EVENTS, ERR_EVENT_NOT_OBJECT, ERR_NO_COMMA, ERR_NO_EVENTS_KEY,
                         ERR_NOT_JSON, FULL, ERR_SYNTAX, ERR_TOO_DEEP, ERR_TOO_MANY, I_ARGS_OFF, N_F, N_I,
                         N_S, OK, S_ARGS_LEN, S_EV_LEN, S_ORD, S_PH, SPLIT, TRUNCATED, _blank_row,
-                        _grow, kept_phase, row_to_side, scan_event, scan_event_inlined, side_phase)
+                        _grow, kept_phase, new_key_memo, row_to_side, scan_event, scan_event_inlined, side_phase)
 from .jsontokens import bytes_are, scan_string, skip_value, skip_ws
 from .sidescan import side_from_row, side_phase_at
 from .sideshape import side_run
@@ -68,6 +68,7 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
     n = buf.shape[0]
     k = 0
     kv = 0
+    keys = new_key_memo()  # the last events' keys (`jsonevent.scan_event`)
     tab, slot, cnt, fl, ov, oi, os_, shp = fx
     kf0 = cnt[C_EVENTS]
     fast = cnt[C_ON] != 0 and not spans_mode
@@ -111,7 +112,7 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
                 i, need_sep = p, sep
                 continue
         if j < 0:
-            j, st = scan_event_inlined(buf, i, k, ii, ss, ff, stack, spans_mode)
+            j, st = scan_event_inlined(buf, i, k, ii, ss, ff, stack, spans_mode, keys)
             if st == CUT:
                 return ii, ss, ff, vi, vs, vf, (tab, slot, cnt, fl, ov, oi, os_, shp), k, kv, n, TRUNCATED, i, seen
             if st != OK:
@@ -385,6 +386,7 @@ def scan_stack_frames(buf, i, cap, max_rows, max_nesting=MAX_NESTING):
     ii = np.empty((max(cap, 16), N_I), np.int64)
     ss = np.empty((max(cap, 16), N_S), np.int32)
     ff = np.empty((max(cap, 16), N_F), np.float64)
+    keys = new_key_memo()
     k = 0
     i += 1
     need_sep = False
@@ -419,7 +421,7 @@ def scan_stack_frames(buf, i, cap, max_rows, max_nesting=MAX_NESTING):
         if k >= ii.shape[0]:
             ii, ss, ff = _grow(ii, ss, ff)
         if buf[v] == 123:
-            j, st = scan_event(buf, v, k, ii, ss, ff, stack, True)
+            j, st = scan_event(buf, v, k, ii, ss, ff, stack, True, keys)
             if st == CUT:
                 return ii, ss, ff, k, n, TRUNCATED, v
             if st != OK:
