@@ -81,7 +81,7 @@ K_OTHER, K_PH, K_NAME, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_TDUR, K_ARGS, K_ID, K
     K_BP, K_S, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT, K_SF, K_PARENT = range(19)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _key_code(buf, a, ln):
     c0 = buf[a]
     if ln == 1:
@@ -186,7 +186,7 @@ def _grow(ii, ss, ff):
     return ii2, ss2, ff2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _scan_scalar_id(buf, i, stack):
     """An id value: number → its integer value; string/object → FNV hash of its
     bytes.  Returns (id, end)."""
@@ -209,7 +209,7 @@ def _scan_scalar_id(buf, i, stack):
     return fnv1a(buf, i, j - i), j
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _blank_row(i, k, ii, ss, ff):
     """Row k: an event at byte i with no fields yet."""
     ii[k, I_NAME_OFF] = 0
@@ -552,7 +552,7 @@ def side_phase(v):
     return v == 67 or v == 115 or v == 116 or v == 102
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def row_to_side(k, ii, ss, ff, kv, vi, vs, vf):
     """Row ``k`` of the event rows copied into row ``kv`` of the side rows ``vi, vs, vf``."""
     for c in range(N_I):

@@ -30,12 +30,12 @@ _NAN = np.frombuffer(b"NaN", np.uint8)
 _INF = np.frombuffer(b"Infinity", np.uint8)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ws(c):
     return c == 32 or c == 10 or c == 13 or c == 9
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def skip_ws(buf, i):
     n = buf.shape[0]
     while i < n and _ws(buf[i]):
@@ -124,7 +124,7 @@ def bytes_are(buf, at, ln, word):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def fnv1a(buf, off, ln):
     """64-bit FNV-1a hash of ``buf[off:off+ln]`` (as int64)."""
     h = np.uint64(14695981039346656037)
@@ -150,7 +150,7 @@ def fast_path_value(m, e10):
     return 0.0, False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def parse_number(buf, i):
     """Parse a JSON number at i.  Returns (value, end, exact).
 
@@ -227,7 +227,7 @@ def parse_number(buf, i):
     return v, j, exact
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _literal_len(buf, i):
     """Length of the literal (true false null NaN Infinity) at i; -1 if none,
     -2 if the bytes end inside it."""
@@ -251,7 +251,7 @@ def _literal_len(buf, i):
     return lit.shape[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def skip_value(buf, i, stack):
     """Skip one JSON value starting at i (after whitespace).
 
@@ -315,7 +315,7 @@ def skip_value(buf, i, stack):
     return -2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def first_non_ws(buf, i):
     """The first byte at or after ``i`` that is not JSON whitespace, or -1."""
     i = skip_ws(buf, i)
