@@ -228,3 +228,30 @@ def test_rows_to_columns_equals_numpys_transposition():
             jr.rows_to_columns(rows, k, out)
             assert np.array_equal(out[:, :k], rows[:k].T)
             assert (out[:, k:] == 7).all()
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # (numpy's NaN and inf - inf: the point)
+def test_max_by_key_equals_numpys_maximum_at():
+    """`jsonrows.max_by_key` and `max_by_key_of_rows` (each thread's last time, `chrome._thread_last_ts`)
+    against ``np.maximum.at`` on masked and gathered rows, with NaNs, infinities and ties."""
+    from tracevis3d.kernels import jsonrows as jr
+
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        n, n_keys = int(rng.integers(0, 300)), int(rng.integers(1, 9))
+        key = rng.integers(0, n_keys, n + 5).astype(np.int32 if trial % 2 else np.int64)
+        values = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0, 1.5, 1.5, -2.0]), n + 5) + \
+            (rng.random(n + 5) if trial % 3 else 0.0)
+        take = rng.random(n) < 0.7
+        want = np.full(n_keys, -np.inf)
+        if trial % 4 == 0:
+            want[0] = np.nan
+        got = want.copy()
+        np.maximum.at(want, key[:n][take], values[:n][take])
+        jr.max_by_key(got, key, values, take)
+        assert np.array_equal(got, want, equal_nan=True), trial
+        rows = rng.integers(0, n + 5, int(rng.integers(0, 50)))
+        start, length = values[rng.integers(0, n + 5, rows.size)], values[rng.integers(0, n + 5, rows.size)]
+        np.maximum.at(want, key[rows], start + length)
+        jr.max_by_key_of_rows(got, key, rows, start, length)
+        assert np.array_equal(got, want, equal_nan=True), trial

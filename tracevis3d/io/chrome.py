@@ -998,9 +998,8 @@ def _thread_last_ts(sc: _Scan, keys: _ThreadKeys, ts, finite_ts, x_rows, x_ts, x
     # least its ts: the largest of both, taken in two passes without a copy of every row's time)
     n_event_rows = sc.n_event_rows
     last_ts = np.full(keys.n, -np.inf)
-    ok_end = finite_ts[:n_event_rows]
-    np.maximum.at(last_ts, keys.key_id[:n_event_rows][ok_end], ts[:n_event_rows][ok_end])
-    np.maximum.at(last_ts, keys.key_id[x_rows], x_ts + x_len)
+    jr.max_by_key(last_ts, keys.key_id, ts, finite_ts[:n_event_rows])  # (`np.maximum.at` of the rows, in one pass)
+    jr.max_by_key_of_rows(last_ts, keys.key_id, x_rows, x_ts, x_len)
     np.maximum.at(last_ts, keys.v_key_id[v_finite], v_ts[v_finite])
     np.maximum.at(last_ts, keys.f_key_id, sc.fast.k_max)
     return last_ts

@@ -186,3 +186,31 @@ def intern_pairs_block(a, b, seed, row0, ids, state):
         last = e
     cnt[CNT_IDS] = nid
     return (slot_id, slot_hash, id_a, id_b, id_first, cnt)
+
+
+# ------------------------------------------------------------------ each thread key's last time
+@njit(cache=True, nogil=True)
+def max_by_key(out, key, values, take):
+    """``np.maximum.at(out, key[take], values[take])`` over the first ``take.shape[0]`` rows: for
+    each row i in order with ``take[i]``, ``out[key[i]]`` = numpy's maximum of it and
+    ``values[i]`` (a NaN held stays, a NaN met is taken), without the masked copies of both
+    columns or numpy's indexed loop (`chrome._thread_last_ts`: 0.16 s of the 10^7-call load)."""
+    for i in range(take.shape[0]):
+        if take[i]:
+            k = key[i]
+            held = out[k]
+            v = values[i]
+            if not (held >= v or held != held):
+                out[k] = v
+
+
+@njit(cache=True, nogil=True)
+def max_by_key_of_rows(out, key, rows, start, length):
+    """``np.maximum.at(out, key[rows], start + length)``: for each j in order, ``out[key[rows[j]]]``
+    = numpy's maximum of it and ``start[j] + length[j]`` (the end of an X call)."""
+    for j in range(rows.shape[0]):
+        k = key[rows[j]]
+        held = out[k]
+        v = start[j] + length[j]
+        if not (held >= v or held != held):
+            out[k] = v
