@@ -29,7 +29,7 @@ TEMPLATES = [
 def _rows(events: list, memo: np.ndarray, spans_mode: bool) -> list:
     out = []
     stack = np.empty(64, np.uint8)
-    buf = np.frombuffer(bytearray(b" ".join(events) + b" " * 16), np.uint8)  # (writable: as a load's)
+    buf = np.frombuffer(b" ".join(events) + b" " * 16, np.uint8)  # (read-only: as a load hands the bytes on)
     pos = 0
     for ev in events:
         ii = np.zeros((1, jev.N_I), np.int64)
