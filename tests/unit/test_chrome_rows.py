@@ -255,3 +255,42 @@ def test_max_by_key_equals_numpys_maximum_at():
         np.maximum.at(want, key[rows], start + length)
         jr.max_by_key_of_rows(got, key, rows, start, length)
         assert np.array_equal(got, want, equal_nan=True), trial
+
+
+def _same_piece(p, q) -> bool:
+    if type(p) is not type(q):
+        return False
+    if isinstance(p, np.ndarray):
+        return p.dtype == q.dtype and p.tobytes() == q.tobytes()
+    if isinstance(p, chrome_rows._Coded):
+        return (p.codes.dtype, p.codes.tobytes(), p.base, p.lo, p.hi) == \
+            (q.codes.dtype, q.codes.tobytes(), q.base, q.lo, q.hi)
+    return (p.dtype == q.dtype and p.n == q.n and np.array(p.value, p.dtype).tobytes() == np.array(q.value, q.dtype).tobytes()
+            and p.at.dtype == q.at.dtype and np.array_equal(p.at, q.at) and p.vals.dtype == q.vals.dtype
+            and p.vals.tobytes() == q.vals.tobytes())
+
+
+def test_chunk_pieces_equal_each_columns_piece():
+    """`chrome_rows._chunk_pieces` (`jsonrows.column_stats`, `rows_differing`) against `_piece` of
+    each column: constant columns, a few rows differing (sparse) and many (coded in 1, 2, 4 or 8
+    bytes; floats copied, NaNs and -0.0 told apart by their bits), for the three row dtypes."""
+    rng = np.random.default_rng(17)
+    for trial in range(60):
+        k = int(rng.integers(1, 3000))
+        for dtype, w in ((np.int64, 8), (np.int32, 15), (np.float64, 3)):
+            t = np.empty((w, k + 7), dtype)
+            for c in range(w):
+                mode = (trial + c) % 5
+                base = rng.choice([0, -5, 2 ** 31 - 3, -2 ** 31, 2 ** 40]) if dtype == np.int64 else \
+                    rng.choice([0, -5, 2 ** 31 - 300]) if dtype == np.int32 else rng.choice([0.0, -0.0, np.nan, 1.5])
+                col = np.full(k, base, dtype)
+                if mode == 1:  # a few differ: sparse
+                    col[rng.integers(0, k, max(1, k // 200))] = 7
+                elif mode >= 2:  # many: dense, in a range of 2^8, 2^16 or wider
+                    span = (1 << 7, 1 << 15, 1 << 30)[mode - 2]
+                    col = (rng.integers(0, span, k) + (base if dtype != np.float64 else 0)).astype(dtype) \
+                        if dtype != np.float64 else rng.choice(np.array([np.nan, -0.0, 0.0, 1.0, 2.5]), k)
+                t[c, :k] = col
+            got = chrome_rows._chunk_pieces(t, k)
+            want = [chrome_rows._piece(t[c, :k]) for c in range(w)]
+            assert all(_same_piece(g, q) for g, q in zip(got, want)), (trial, dtype)

@@ -214,3 +214,67 @@ def max_by_key_of_rows(out, key, rows, start, length):
         v = start[j] + length[j]
         if not (held >= v or held != held):
             out[k] = v
+
+
+# ------------------------------------------------------------------ a chunk's columns summed up
+@njit(cache=True, nogil=True)
+def relative_offsets(t, k, cols, base):
+    """In place, ``t[c, r] -= t[base, r]`` where ``t[c, r] != 0``, for each c of ``cols`` and the
+    first ``k`` rows of the columns ``t`` (`chrome_rows.REL_COLUMNS`: a name's or category's
+    offset less its event's).  Returns False when such a value was at or before its event's
+    offset (never from the scanner; the caller then refuses the chunk)."""
+    ok = True
+    for j in range(cols.shape[0]):
+        c = cols[j]
+        for r in range(k):
+            v = t[c, r]
+            if v != 0:
+                d = v - t[base, r]
+                if d <= 0:
+                    ok = False
+                t[c, r] = d
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def column_stats(bits, k):
+    """For each column c of the first ``k`` rows of ``bits`` (a chunk's columns, read as integers:
+    a float column's bits): how many rows differ from the last one, the lowest and the highest
+    value (`chrome_rows._piece` decides from these whether a column is kept sparse, and in how
+    many bytes), in one pass over the chunk instead of four numpy passes per column."""
+    w = bits.shape[0]
+    n_diff = np.zeros(w, np.int64)
+    lo = np.zeros(w, np.int64)
+    hi = np.zeros(w, np.int64)
+    if k == 0:
+        return n_diff, lo, hi
+    for c in range(w):
+        last = bits[c, k - 1]
+        a = last
+        b = last
+        nd = 0
+        for r in range(k):
+            v = bits[c, r]
+            nd += v != last
+            a = min(a, v)
+            b = max(b, v)
+        n_diff[c] = nd
+        lo[c] = a
+        hi[c] = b
+    return n_diff, lo, hi
+
+
+@njit(cache=True, nogil=True)
+def rows_differing(bits, k, n):
+    """The ``n`` rows among the first ``k`` of the column ``bits`` whose value differs from the
+    last one's, ascending (`column_stats` counted them)."""
+    out = np.empty(n, np.int64)
+    if k == 0:
+        return out
+    last = bits[k - 1]
+    j = 0
+    for r in range(k):
+        if bits[r] != last:
+            out[j] = r
+            j += 1
+    return out
