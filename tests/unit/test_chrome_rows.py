@@ -294,3 +294,58 @@ def test_chunk_pieces_equal_each_columns_piece():
             got = chrome_rows._chunk_pieces(t, k)
             want = [chrome_rows._piece(t[c, :k]) for c in range(w)]
             assert all(_same_piece(g, q) for g, q in zip(got, want)), (trial, dtype)
+
+
+class _Rep:
+    def __init__(self):
+        self.items = []
+
+    def add(self, code, count, first=None):
+        self.items.append((code, int(count), first))
+
+
+def _x_calls_numpy(rep, xr, x_flags, xdur, tdur, ts, max_t):
+    """The numpy form `chrome._x_calls` had before `jsonrows.x_call_times`: the twin."""
+    has_dur = (x_flags & jev.FL_DUR) != 0
+    no_dur_key = np.flatnonzero(~has_dur)
+    if no_dur_key.size:
+        xdur[no_dur_key] = tdur[xr[no_dur_key]]
+    no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
+    rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
+    xdur[no_dur] = 0.0
+    x_ts = ts[xr]
+    with np.errstate(over="ignore", invalid="ignore"):
+        x_end = np.abs(np.maximum(xdur, 0.0) + x_ts)
+    bad_dur = ~no_dur & ~(np.isfinite(xdur) & (x_end <= max_t))
+    rep.add("bad_dur", int(bad_dur.sum()), int(xr[np.flatnonzero(bad_dur)[0]]) if bad_dur.any() else None)
+    neg = xdur < 0
+    rep.add("negative_dur", int(neg.sum()), int(xr[np.flatnonzero(neg)[0]]) if neg.any() else None)
+    xdur[neg] = 0.0
+    if bad_dur.any():
+        ok = ~bad_dur
+        return xr[ok], xdur[ok], x_ts[ok]
+    return xr, xdur, x_ts
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_x_calls_equal_their_numpy_form():
+    """`chrome._x_calls` (`jsonrows.x_call_times`) against the numpy form it replaced: durations
+    missing (tdur or none), negative, NaN, infinite, ends past the limit, times NaN and large."""
+    rng = np.random.default_rng(23)
+    odd = np.array([np.nan, np.inf, -np.inf, -3.0, 0.0, 2.5, 1e300, -0.0])
+    for trial in range(40):
+        n_rows = int(rng.integers(1, 300))
+        xr = np.sort(rng.choice(n_rows, int(rng.integers(0, n_rows + 1)), replace=False)).astype(np.int64)
+        flags = rng.choice(np.array([jev.FL_DUR, jev.FL_DUR | jev.FL_TDUR, jev.FL_TDUR, 0, jev.FL_DUR | 1]),
+                           xr.size).astype(np.int32)
+        dur = rng.choice(odd, xr.size) if trial % 2 else rng.random(xr.size) * 10
+        tdur = rng.choice(odd, n_rows)
+        ts = np.where(rng.random(n_rows) < 0.1, rng.choice(odd, n_rows), rng.random(n_rows) * 1e6)
+        max_t = 1e17 if trial % 3 else 5e5
+        r1, r2 = _Rep(), _Rep()
+        got = chrome._x_calls(r1, xr, flags, dur.copy(), tdur, ts, max_t)
+        want = _x_calls_numpy(r2, xr, flags, dur.copy(), tdur, ts, max_t)
+        assert r1.items == r2.items, trial
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.tobytes() == w.tobytes(), trial

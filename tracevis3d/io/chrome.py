@@ -965,27 +965,16 @@ def _rows_by_kind(sc: _Scan, rep: _Repairs, ph, ts, v_is_flow, v_finite) -> _Row
 def _x_calls(rep: _Repairs, xr, x_flags, xdur, tdur, ts, max_t: float):
     """The X calls of rows ``xr`` (their flags ``x_flags`` and durations ``xdur``): a missing dur
     taken from tdur, else 0 (``no_dur``); negative ones 0; NaN, infinite or ending past
-    ``max_t`` dropped (``bad_dur``).  Returns (rows, durations, start times)."""
-    has_dur = (x_flags & jev.FL_DUR) != 0
-    no_dur_key = np.flatnonzero(~has_dur)
+    ``max_t`` dropped (``bad_dur``), checked in one pass (`jsonrows.x_call_times`).  Returns
+    (rows, durations, start times)."""
+    no_dur_key = np.flatnonzero((x_flags & jev.FL_DUR) == 0)
     if no_dur_key.size:
         xdur[no_dur_key] = tdur[xr[no_dur_key]]
-    no_dur = ~has_dur & ((x_flags & jev.FL_TDUR) == 0)
-    del x_flags
-    rep.add("no_dur", int(no_dur.sum()), int(xr[np.flatnonzero(no_dur)[0]]) if no_dur.any() else None)
-    xdur[no_dur] = 0.0
-    x_ts = ts[xr]
-    with np.errstate(over="ignore", invalid="ignore"):
-        x_end = np.maximum(xdur, 0.0)  # in place, one array of the X calls' size
-        x_end += x_ts
-        np.abs(x_end, out=x_end)
-    bad_dur = ~no_dur & ~(np.isfinite(xdur) & (x_end <= max_t))
-    del x_end
-    rep.add("bad_dur", int(bad_dur.sum()), int(xr[np.flatnonzero(bad_dur)[0]]) if bad_dur.any() else None)
-    neg = xdur < 0
-    rep.add("negative_dur", int(neg.sum()), int(xr[np.flatnonzero(neg)[0]]) if neg.any() else None)
-    xdur[neg] = 0.0
-    if bad_dur.any():
+    del no_dur_key
+    x_ts, bad_dur, counts, firsts = jr.x_call_times(xr, x_flags, xdur, ts, max_t, jev.FL_DUR, jev.FL_TDUR)
+    for code, count, first in zip(("no_dur", "bad_dur", "negative_dur"), counts.tolist(), firsts.tolist()):
+        rep.add(code, count, int(xr[first]) if count else None)
+    if counts[1]:
         ok = ~bad_dur
         return xr[ok], xdur[ok], x_ts[ok]
     return xr, xdur, x_ts  # (no copies of 10^7 values when every call is good)
