@@ -5,7 +5,8 @@ A row is an int64 part (byte offsets of name, cat and args, pid, tid, id, bind_i
 event's own offset: ``I_*``), an int32 part (phase, lengths, flags ``FL_*``, binding
 point, scope, the spans of the time values, the event's ordinal: ``S_*``) and a float64
 part (ts, dur, tdur: ``F_*``).  Strings stay byte spans in the file; numbers are parsed
-by `jsontokens.parse_number` (Clinger's exact fast path), FL_SLOW marking the rare ones
+by `jsontokens.parse_num` (`parse_number`'s results, Clinger's exact fast path; the common forms
+8 digits at a time), FL_SLOW marking the rare ones
 Python's ``float`` must re-parse; pid, tid and id values that are not exact integers become
 the FNV-1a hash of their bytes (`jsontokens.fnv1a`).  Only the keys of `_key_code` are read; every other
 value is skipped (`jsontokens.skip_value`).  `kept_phase` says which events get a row.
@@ -23,7 +24,7 @@ reach of the loop), with the row layout they write; splitting them apart would o
 import numpy as np
 from numba import njit
 
-from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
+from .jsontokens import fnv1a, parse_num, scan_string, skip_value, skip_ws
 from .sidetables import same_bytes
 
 
@@ -197,7 +198,7 @@ def _scan_scalar_id(buf, i, stack):
             return 0, -2
         return fnv1a(buf, i + 1, j - i - 2), j
     if c == 45 or 48 <= c <= 57:
-        v, j, exact = parse_number(buf, i)
+        v, j, exact = parse_num(buf, i)
         if j < 0:
             return 0, j
         if exact and abs(v) < 9.2e18:
@@ -432,7 +433,7 @@ def _read_pid_tid(buf, i, k, key, ii, stack, flags):
         h = fnv1a(buf, i + 1, j - i - 2)
         flags |= FL_PID_STR if key == K_PID else FL_TID_STR
     else:
-        v, j, exact = parse_number(buf, i)
+        v, j, exact = parse_num(buf, i)
         if j < 0:
             if j == -2:
                 return np.int64(-2), CUT, flags
@@ -471,7 +472,7 @@ def _read_time(buf, i, k, key, ii, ss, ff, stack, flags):
             flags |= bit
         return j, st, flags
     if c == 45 or 48 <= c <= 57:
-        v, j, exact = parse_number(buf, i)
+        v, j, exact = parse_num(buf, i)
         if j < 0:
             j, st = _skipped(j, i, False)
             return j, st, flags

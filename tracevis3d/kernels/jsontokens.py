@@ -228,6 +228,99 @@ def parse_number(buf, i):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def word8(a, q):
+    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
+    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
+            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
+            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
+            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
+
+
+# ------------------------------------------------------------------ numbers of the common form, 8 digits at a time
+_K30 = np.uint64(0x3030303030303030)
+_K76 = np.uint64(0x7676767676767676)
+_K80 = np.uint64(0x8080808080808080)
+_POW10I = np.array([10 ** k for k in range(17)], np.uint64)
+_POW10F = np.array([10.0 ** k for k in range(23)])
+_TWO53 = np.uint64(1 << 53)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _eight_digits(x):
+    """The number of the 8 digits of ``x`` (each byte a digit 0-9, the first in the low byte),
+    by three multiplies (the SWAR conversion of simdjson, Langdale and Lemire, VLDB J. 2019)."""
+    x = ((x & np.uint64(0x0F0F0F0F0F0F0F0F)) * np.uint64(2561)) >> np.uint64(8)
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(6553601)) >> np.uint64(16)
+    return ((x & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(42949672960001)) >> np.uint64(32)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _digit_run(buf, q):
+    """The digits from ``buf[q]`` (``q`` unsigned, ``q + 16`` within the bytes): (their number,
+    how many, 0 to 16; 16: 16 or more, the number not made)."""
+    x = word8(buf, q) ^ _K30
+    mask = ((x + _K76) | x) & _K80  # the high bit of each byte that is no digit
+    if mask != 0:
+        c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
+        if c == 0:
+            return np.uint64(0), np.uint64(0)
+        return _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), c
+    v = _eight_digits(x)
+    x = word8(buf, q + np.uint64(8)) ^ _K30
+    mask = ((x + _K76) | x) & _K80
+    if mask == 0:
+        return np.uint64(0), np.uint64(16)
+    c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
+    if c == 0:
+        return v, np.uint64(8)
+    return v * _POW10I[c] + _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), np.uint64(8) + c
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _common_num(buf, p):
+    """A number of the common form ``-?digits(.digits)?``, at most 16 digits, its mantissa under
+    2^53, not within 17 bytes of the end: (True, value, end) as `jsontokens.parse_number` gives
+    it (the mantissa m read 8 digits at a time, `_digit_run`; the value m / 10^f); (False, 0, 0)
+    for any other form."""
+    un = np.uint64(buf.shape[0])
+    q = np.uint64(p)
+    neg = buf[q] == 45
+    if neg:
+        q += np.uint64(1)
+    if q + np.uint64(16) > un:
+        return False, 0.0, np.int64(0)
+    m, ci = _digit_run(buf, q)
+    if ci == 0 or ci >= 16:
+        return False, 0.0, np.int64(0)
+    q += ci
+    frac = np.uint64(0)
+    c = buf[q]
+    if c == 46:  # .
+        if q + np.uint64(17) > un:
+            return False, 0.0, np.int64(0)
+        f, frac = _digit_run(buf, q + np.uint64(1))
+        if frac == 0 or ci + frac > 16:
+            return False, 0.0, np.int64(0)
+        m = m * _POW10I[frac] + f
+        q += np.uint64(1) + frac
+        c = buf[q]
+    if c == 101 or c == 69 or m >= _TWO53:  # e E, or a mantissa past 2^53
+        return False, 0.0, np.int64(0)
+    v = float(m) if frac == 0 else float(m) / _POW10F[frac]
+    return True, -v if neg else v, np.int64(q)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def parse_num(buf, p):
+    """`jsontokens.parse_number` (its very results: value, end, exact), the common forms faster
+    (`_common_num`)."""
+    ok, v, j = _common_num(buf, p)
+    if ok:
+        return v, j, True
+    return parse_number(buf, p)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _literal_len(buf, i):
     """Length of the literal (true false null NaN Infinity) at i; -1 if none,
     -2 if the bytes end inside it."""

@@ -25,104 +25,20 @@ does, by first appearance in the file.  Brute-force twins in tests/test_chrome_f
 """
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .jsonevent import (F_TS, FL_ID, FL_NAME_ESC, FL_PID_STR, FL_SLOW, FL_TID_STR, I_ARGS_OFF, I_CAT_OFF,
                         I_EV_OFF, I_ID, I_NAME_OFF, I_PID, I_TID, K_ARGS, K_BP, K_CAT, K_ID, K_NAME,
                         K_OTHER, K_PH, K_PID, K_S, K_TID, K_TS, S_ARGS_LEN, S_BP, S_CAT_LEN, S_EV_LEN,
                         S_FLAGS, S_NAME_LEN, S_ORD, S_PH, next_key)
-from .jsontokens import fnv1a, parse_number, scan_string, skip_value, skip_ws
+from .jsontokens import _digit_run, fnv1a, parse_num, scan_string, skip_value, skip_ws  # noqa: F401
+# (`parse_num` and `_digit_run` live in jsontokens, where the event scanner reads its numbers too)
 from .sidetables import (C_COUNTERS, C_EVENTS, C_FLOWS, C_SAMPLES, FL_MAX_T, FL_MIN_CTS, FO_CAT, FO_CODE, FO_EV_LEN,
                          FO_KEY, FO_ORD, MAX_PAIRS, N_SHAPES, RC_BP, RC_CID, RC_HAS_ID, RC_M, RC_ON, RC_PH, RC_PID,
                          RC_SESC, RC_SLEN, RC_SOFF, RC_TID, SH_SER, SL_ARG, SL_ID, SL_PID, SL_SKIP, SL_SPAN, SL_STR,
-                         SL_TID, SL_TS, T_CAT, T_NAME, counter_entry, key_entry, record_value, series_entry, span_entry,
-                         word8)
+                         SL_TID, SL_TS, T_CAT, T_NAME, counter_entry, key_entry, record_value, series_entry, span_entry)
 
 
 # ------------------------------------------------------------------ values
-_K30 = np.uint64(0x3030303030303030)
-_K76 = np.uint64(0x7676767676767676)
-_K80 = np.uint64(0x8080808080808080)
-_POW10I = np.array([10 ** k for k in range(17)], np.uint64)
-_POW10F = np.array([10.0 ** k for k in range(23)])
-_TWO53 = np.uint64(1 << 53)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _eight_digits(x):
-    """The number of the 8 digits of ``x`` (each byte a digit 0-9, the first in the low byte),
-    by three multiplies (the SWAR conversion of simdjson, Langdale and Lemire, VLDB J. 2019)."""
-    x = ((x & np.uint64(0x0F0F0F0F0F0F0F0F)) * np.uint64(2561)) >> np.uint64(8)
-    x = ((x & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(6553601)) >> np.uint64(16)
-    return ((x & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(42949672960001)) >> np.uint64(32)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _digit_run(buf, q):
-    """The digits from ``buf[q]`` (``q`` unsigned, ``q + 16`` within the bytes): (their number,
-    how many, 0 to 16; 16: 16 or more, the number not made)."""
-    x = word8(buf, q) ^ _K30
-    mask = ((x + _K76) | x) & _K80  # the high bit of each byte that is no digit
-    if mask != 0:
-        c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
-        if c == 0:
-            return np.uint64(0), np.uint64(0)
-        return _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), c
-    v = _eight_digits(x)
-    x = word8(buf, q + np.uint64(8)) ^ _K30
-    mask = ((x + _K76) | x) & _K80
-    if mask == 0:
-        return np.uint64(0), np.uint64(16)
-    c = np.uint64(trailing_zeros(mask)) >> np.uint64(3)
-    if c == 0:
-        return v, np.uint64(8)
-    return v * _POW10I[c] + _eight_digits(x << (np.uint64(64) - np.uint64(8) * c)), np.uint64(8) + c
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _common_num(buf, p):
-    """A number of the common form ``-?digits(.digits)?``, at most 16 digits, its mantissa under
-    2^53, not within 17 bytes of the end: (True, value, end) as `jsontokens.parse_number` gives
-    it (the mantissa m read 8 digits at a time, `_digit_run`; the value m / 10^f); (False, 0, 0)
-    for any other form."""
-    un = np.uint64(buf.shape[0])
-    q = np.uint64(p)
-    neg = buf[q] == 45
-    if neg:
-        q += np.uint64(1)
-    if q + np.uint64(16) > un:
-        return False, 0.0, np.int64(0)
-    m, ci = _digit_run(buf, q)
-    if ci == 0 or ci >= 16:
-        return False, 0.0, np.int64(0)
-    q += ci
-    frac = np.uint64(0)
-    c = buf[q]
-    if c == 46:  # .
-        if q + np.uint64(17) > un:
-            return False, 0.0, np.int64(0)
-        f, frac = _digit_run(buf, q + np.uint64(1))
-        if frac == 0 or ci + frac > 16:
-            return False, 0.0, np.int64(0)
-        m = m * _POW10I[frac] + f
-        q += np.uint64(1) + frac
-        c = buf[q]
-    if c == 101 or c == 69 or m >= _TWO53:  # e E, or a mantissa past 2^53
-        return False, 0.0, np.int64(0)
-    v = float(m) if frac == 0 else float(m) / _POW10F[frac]
-    return True, -v if neg else v, np.int64(q)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def parse_num(buf, p):
-    """`jsontokens.parse_number` (its very results: value, end, exact), the common forms faster
-    (`_common_num`)."""
-    ok, v, j = _common_num(buf, p)
-    if ok:
-        return v, j, True
-    return parse_number(buf, p)
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def _scalar_id(buf, p):
     """A number or string id at ``buf[p]``, as `jsonevent._scan_scalar_id` reads it (by

@@ -24,7 +24,7 @@ than the parse of a small event.  Brute-force twins in tests/test_chrome_fast.py
 import numpy as np
 from numba import njit
 
-from .jsontokens import skip_value
+from .jsontokens import skip_value, word8  # noqa: F401  (word8: used here and imported from here)
 
 # tables
 T_KEY, T_NAME, T_CNT, T_SER, T_CAT = range(5)
@@ -151,15 +151,6 @@ _K3 = np.uint64(0x165667B19E3779F9)
 def _fold(h):
     """The high bits of a product folded onto the low ones (the slot is taken from the low bits)."""
     return h ^ (h >> np.uint64(29)) ^ (h >> np.uint64(47))
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def word8(a, q):
-    """The 8 bytes ``a[q:q+8]`` as one little-endian word (``q`` unsigned: one load)."""
-    return (np.uint64(a[q]) | (np.uint64(a[q + np.uint64(1)]) << np.uint64(8))
-            | (np.uint64(a[q + np.uint64(2)]) << np.uint64(16)) | (np.uint64(a[q + np.uint64(3)]) << np.uint64(24))
-            | (np.uint64(a[q + np.uint64(4)]) << np.uint64(32)) | (np.uint64(a[q + np.uint64(5)]) << np.uint64(40))
-            | (np.uint64(a[q + np.uint64(6)]) << np.uint64(48)) | (np.uint64(a[q + np.uint64(7)]) << np.uint64(56)))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
