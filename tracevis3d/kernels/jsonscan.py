@@ -68,8 +68,10 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
     tab, slot, cnt, fl, ov, oi, os_, shp = fx
     keys = new_key_memo()  # the last events' keys (`jsonevent.scan_event`)
     kf0 = cnt[C_EVENTS]
-    k = 0
-    kv = 0
+    # (int64, not the literal 0 of a first call: one signature of the loop for both, compiled once)
+    k = np.int64(0)
+    kv = np.int64(0)
+    seen = np.int64(seen)
     while True:
         k, kv, end, st, ep, seen = _scan_events_in_place(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows,
                                                           stop_at, skipped, spans_mode, seen, keys, k, kv, kf0)
