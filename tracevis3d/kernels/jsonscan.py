@@ -72,6 +72,7 @@ def scan_events(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows, stop_at, sk
     k = np.int64(0)
     kv = np.int64(0)
     seen = np.int64(seen)
+    stop_at = np.int64(stop_at)
     while True:
         k, kv, end, st, ep, seen = _scan_events_in_place(buf, i, ii, ss, ff, vi, vs, vf, fx, stack, max_rows,
                                                           stop_at, skipped, spans_mode, seen, keys, k, kv, kf0)
@@ -405,7 +406,7 @@ def scan_stack_frames(buf, i, cap, max_rows, max_nesting=MAX_NESTING):
     ss = np.empty((max(cap, 16), N_S), np.int32)
     ff = np.empty((max(cap, 16), N_F), np.float64)
     keys = new_key_memo()
-    k = 0
+    k = np.int64(0)  # (not a literal 0: `scan_event` compiled once)
     i += 1
     need_sep = False
     while True:

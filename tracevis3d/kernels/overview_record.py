@@ -71,7 +71,7 @@ def overview_part(rows, start, count, rec_q, rec_s, rec_u, q_lo, q_hi, inv_theta
                 fu[n] = rec_u[e]
                 n += 1
         if n > 0:
-            add_row(rows[i], n, fq, fs, fu, inv_theta, oc, loc, bins_a, bins_b1, diff_b)
+            add_row(np.int64(rows[i]), np.int64(n), fq, fs, fu, inv_theta, oc, loc, bins_a, bins_b1, diff_b)
 
 
 @njit(cache=True, nogil=True)

@@ -148,13 +148,13 @@ def _emit(v, n_t, tq, ts, nc, cq, cs, rej, out):
     lf = [tier J, candidate J]; cur = [rows, entries, candidates, after the last prune])."""
     l32, l64, lf, cur = out
     r0, e0, c0 = cur[0], cur[1], cur[2]
-    _room(l32, 0, r0 + 1)[r0] = v
-    _room(l64, 0, r0 + 1)[r0] = n_t
-    _room(l32, 1, e0 + n_t)[e0:e0 + n_t] = tq[:n_t]
-    _room(lf, 0, e0 + n_t)[e0:e0 + n_t] = ts[:n_t]
-    _room(l32, 2, c0 + nc)[c0:c0 + nc] = cq[:nc]
-    _room(l32, 3, c0 + nc)[c0:c0 + nc] = v
-    _room(lf, 1, c0 + nc)[c0:c0 + nc] = cs[:nc]
+    _room(l32, np.int64(0), r0 + 1)[r0] = v
+    _room(l64, np.int64(0), r0 + 1)[r0] = n_t
+    _room(l32, np.int64(1), e0 + n_t)[e0:e0 + n_t] = tq[:n_t]
+    _room(lf, np.int64(0), e0 + n_t)[e0:e0 + n_t] = ts[:n_t]
+    _room(l32, np.int64(2), c0 + nc)[c0:c0 + nc] = cq[:nc]
+    _room(l32, np.int64(3), c0 + nc)[c0:c0 + nc] = v
+    _room(lf, np.int64(1), c0 + nc)[c0:c0 + nc] = cs[:nc]
     cur[0] = r0 + 1
     cur[1] = e0 + n_t
     cur[2] = c0 + nc
@@ -174,11 +174,11 @@ def _overview_row(v, n_o, sc, rc, oc, os_, calls, out):
         if n_o > 0:
             l32, l64, lf, cur = out
             r0, e0 = cur[4], cur[5]
-            _room(l32, 4, r0 + 1)[r0] = v
-            _room(l64, 1, r0 + 1)[r0] = n_o
-            _room(l32, 5, e0 + n_o)[e0:e0 + n_o] = oq[:n_o]
-            _room(lf, 2, e0 + n_o)[e0:e0 + n_o] = os2[:n_o]
-            _room(lf, 3, e0 + n_o)[e0:e0 + n_o] = ou[:n_o]
+            _room(l32, np.int64(4), r0 + 1)[r0] = v
+            _room(l64, np.int64(1), r0 + 1)[r0] = n_o
+            _room(l32, np.int64(5), e0 + n_o)[e0:e0 + n_o] = oq[:n_o]
+            _room(lf, np.int64(2), e0 + n_o)[e0:e0 + n_o] = os2[:n_o]
+            _room(lf, np.int64(3), e0 + n_o)[e0:e0 + n_o] = ou[:n_o]
             cur[4] = r0 + 1
             cur[5] = e0 + n_o
         return
@@ -290,7 +290,7 @@ def _consume_window(v, k0, k1, cnt, wk, rc, cs_, oc, os_, sc, out):
                 oq[n_o] = kk if direct else b_by_size[kk]
                 os2[n_o], ou[n_o] = _kept(c / (nx + ny - c), p0 * np.float64(count_k[kk]))
                 n_o += 1
-    _overview_row(v, n_o, sc, rc, oc, os_, calls, out)
+    _overview_row(np.int64(v), np.int64(n_o), sc, rc, oc, os_, calls, out)
     _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
 
 
@@ -332,7 +332,7 @@ def _consume_list(v, n, mk, mi, wk, rc, cs_, oc, os_, sc, out):
             oq[n_o] = kk if direct else b_by_size[kk]
             os2[n_o], ou[n_o] = _kept(cand_s[j], p)
             n_o += 1
-    _overview_row(v, n_o, sc, rc, oc, os_, calls, out)
+    _overview_row(np.int64(v), np.int64(n_o), sc, rc, oc, os_, calls, out)
     _emit(v, n_t, tq, ts, nc, cq, csim, rej, out)
 
 
@@ -345,6 +345,7 @@ def _fused_item(root, single, wk, bufs, frames, touched, dirty, mk, mi, rc, cs_,
     soon as its counters are complete."""
     (a_ptr, a_items, d_ptr, d_items, d_cost, kid_ptr, kids, tau, post_ptr, post_k, k_lo, k_hi, own_hi,
      b_size_sorted, run_end, copy_ratio, dense_row, dense_map) = wk
+    root = np.int64(root)  # (an int64 row for the consumers, as the walk's: one signature each, compiled once)
     lo = k_lo[root]
     hi = own_hi[root] if single else k_hi[root]
     cnt0 = bufs[0]
