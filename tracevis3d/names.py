@@ -444,12 +444,17 @@ def _qual_parts(qualname: str) -> tuple:
     return tuple(x for x in _dotted(q) if x and x != "<locals>") or (q,)
 
 
+def _module_parts(module: str) -> tuple:
+    """A module's parts in a `ParsedName.path`: ``a.b::c`` → ('a', 'b', 'c'); ``<frozen x>`` whole."""
+    if module.startswith("<") and module.endswith(">"):
+        return (module,)
+    return tuple(x for x in _dotted(module) if x) if module else ()
+
+
 def _make(function: str, file: str, line: int, module: str, qualname: str, sep: str = ".", lang: str = "",
           mparts=None) -> ParsedName:
     if mparts is None:
-        mparts = tuple(x for x in _dotted(module) if x) if module else ()
-        if module.startswith("<") and module.endswith(">"):
-            mparts = (module,)
+        mparts = _module_parts(module)
     return ParsedName(function, file, line, tuple(mparts) + _qual_parts(qualname), module, qualname, sep, lang)
 
 
@@ -1184,8 +1189,8 @@ def parse_function_names(names) -> list:
                 func = m.group("func")
                 module = module_from_file(fl)
                 mparts = parts_of.get(module)
-                if mparts is None:  # `_make`'s parts of the module, once per module
-                    mparts = parts_of[module] = _make("", "", -1, module, "").path
+                if mparts is None:  # once per module
+                    mparts = parts_of[module] = _module_parts(module)
                 # `read_line` of ASCII digits: fewer than 10 are within [0, 2^31 - 1]
                 out.append(ParsedName(func, fl, int(ln) if len(ln) < 10 else read_line(ln),
                                       mparts + _qual_parts(func), module, func, ".", "python"))

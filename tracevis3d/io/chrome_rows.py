@@ -449,8 +449,6 @@ def from_rows(ii, ss, ff, n: int):
 
 #: a chunk's column is kept sparse when at most one row in this many differs from its last value
 SPARSE_EVERY = 64
-#: rows from which a chunk is turned into columns in one pass (`jsonrows.rows_to_columns`)
-TRANSPOSE_ROWS = 256
 
 
 def _piece(col: np.ndarray):
@@ -663,19 +661,6 @@ def _chunk_pieces(t: np.ndarray, k: int) -> list:
     return out
 
 
-def _relative(cols: list) -> None:
-    """A chunk's `REL_COLUMNS` less their event's offset where not 0, in ``cols`` (its int64 columns).
-    A value at or before its event's offset would not come back (never, from the scanner: checked;
-    the parallel scan then falls back to the sequential one)."""
-    for c, base in REL_COLUMNS.items():
-        v = cols[c]
-        present = v != 0
-        out = np.subtract(v, cols[base], out=np.zeros(v.shape[0], np.int64), where=present)
-        if np.count_nonzero(out > 0) != np.count_nonzero(present):  # (absent: 0, present: above 0)
-            raise ValueError("a field's offset at or before its event's")
-        cols[c] = out
-
-
 class ChunkedPart:
     """The rows of one part of a parallel scan, scanned chunk by chunk (`scan_part`): the event
     rows (``pieces``), the side rows of counters and flow events (``side``, `jsonscan.scan_events`)
@@ -692,35 +677,25 @@ class ChunkedPart:
         self.relative = False  # its int64 pieces keep `REL_COLUMNS` less their event's offset (`keep`)
 
     def keep(self, ii, ss, ff, k: int, side: bool = False) -> None:
-        """The first ``k`` rows of ``ii, ss, ff`` (``side``: side rows); a chunk of many rows
-        turned into columns first in one pass (`jsonrows.rows_to_columns`, into this part's
-        ``scratch``), a few rows read column by column."""
+        """The first ``k`` rows of ``ii, ss, ff`` (``side``: side rows), turned into columns in one
+        pass (`jsonrows.rows_to_columns`, into this part's ``scratch``) and kept as pieces
+        (`_chunk_pieces`)."""
         if not k:
             return
         row0 = self.nv if side else self.n
         for w, (a, per_col) in enumerate(zip((ii, ss, ff), self.side if side else self.pieces)):
-            if k >= TRANSPOSE_ROWS:
-                t = self.scratch[w]
-                if t is None or t.shape[1] < k:
-                    t = self.scratch[w] = np.empty((a.shape[1], max(k, a.shape[0])), a.dtype)
-                jr.rows_to_columns(a, k, t)
-                if w == 0:
-                    if not jr.relative_offsets(t, k, _REL_COLS, _REL_BASE):
-                        raise ValueError("a field's offset at or before its event's")
-                    self.relative = True
-                if w == 1:  # the ordinals less their rows' indices in the part (`EventColumns.row_based`)
-                    t[jev.S_ORD, :k] = (t[jev.S_ORD, :k] - np.arange(row0, row0 + k, dtype=np.int64)).astype(np.int32)
-                for c, p in enumerate(_chunk_pieces(t, k)):
-                    per_col[c].append(p)
-                continue
-            cols = [a[:k, c] for c in range(a.shape[1])]
+            t = self.scratch[w]
+            if t is None or t.shape[1] < k:
+                t = self.scratch[w] = np.empty((a.shape[1], max(k, a.shape[0])), a.dtype)
+            jr.rows_to_columns(a, k, t)
             if w == 0:
-                _relative(cols)
+                if not jr.relative_offsets(t, k, _REL_COLS, _REL_BASE):  # (never from the scanner: the
+                    raise ValueError("a field's offset at or before its event's")  # sequential scan then)
                 self.relative = True
             if w == 1:  # the ordinals less their rows' indices in the part (`EventColumns.row_based`)
-                cols[jev.S_ORD] = (cols[jev.S_ORD] - np.arange(row0, row0 + k, dtype=np.int64)).astype(np.int32)
-            for c, pieces in enumerate(per_col):
-                pieces.append(_piece(cols[c]))
+                t[jev.S_ORD, :k] = (t[jev.S_ORD, :k] - np.arange(row0, row0 + k, dtype=np.int64)).astype(np.int32)
+            for c, p in enumerate(_chunk_pieces(t, k)):
+                per_col[c].append(p)
         if side:
             self.nv += k
         else:
