@@ -316,8 +316,9 @@ def _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller, caller_calls) 
     not its own callee, gets a copy per context: per caller g, as wide as the edge g → f, and
     for the outer calls, as wide as ct.  The contexts, heaviest first, take the callees,
     heaviest first, each up to its width less its share of tt (a greedy fill: the one call
-    that explains the time gets the callee of that time); what is left of the callees (counted
-    again) is dropped.  An estimate, like the rest of the tree.
+    that explains the time gets the callee of that time); a callee that fits whole in what is
+    left of the width is taken whole, since its edge is measured and the share of tt is only a
+    guess; what is left of the callees (counted again) is dropped.  An estimate, like the rest of the tree.
 
     Returns (keys, nc, tt, ct, edge from, edge to, edge weight, roots, the original function of
     each), the copies after the original functions (which keep no edges).  The tree is walked
@@ -364,9 +365,12 @@ def _split_contexts(keys, nc, tt, ct, ef, et, ew, en, has_caller, caller_calls) 
             ct_l.append(budget)
             if caller < 0:
                 outer_roots.append(cid)
-            room = budget - tt[f] * share
+            self_guess = tt[f] * share  # this context's self time is not in the file: a guess
+            room = budget - self_guess
             while room > 0 and j < len(left):
-                take = min(left[j], room)
+                # a callee that fits whole in what is left of the width is taken whole: its edge is
+                # measured, the guess is not (the outer exec's self time is often under tt / calls)
+                take = left[j] if left[j] <= room + self_guess else room
                 if take > 0:
                     new_f.append(cid)
                     new_c.append(callee[j])
