@@ -3,7 +3,7 @@
 The scanner (`tracevis3d.kernels.jsonscan`) writes rows of 148 bytes (`jsonevent`: int64 ×8,
 int32 ×15, float64 ×3).  Kept as they come, 10^7 events are 1.48 GB, twice that while two
 halves are joined and more while the rows grow by doubling.  Here the rows are scanned in
-chunks of `CHUNK_ROWS` into one reused buffer per scanning thread; after each chunk its columns
+chunks of `CHUNK_ROWS` into one reused buffer per scanning thread (`ScanScratch`); after each chunk its columns
 are copied out, and a column that holds one value in nearly every row of the file (the blank
 ``bind_id`` of a file without flows, ``tdur``, the number spans that only slow numbers have,
 often the phase, the process, the flags and the args of a file of calls with a few metadata
@@ -753,18 +753,36 @@ def _shift(p, d: int) -> None:
         p.hi += d
 
 
-def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf):
+class ScanScratch:
+    """The buffers one scanning thread reuses from one part to the next (`scan_part`): a chunk's
+    rows and side rows as the scanner writes them, the nesting stack, and the chunk turned into
+    columns (`ChunkedPart.keep`).  Made afresh for each of a file's 8 parts they were ~19 MB of
+    new pages a part: 30k page faults of a 10^6-event first load where 2 threads need 10k."""
+
+    def __init__(self, rows: int, max_nesting: int):
+        self.rows, self.max_nesting = rows, max_nesting
+        self.stack = np.empty(max_nesting, np.uint8)
+        self.event_rows = (np.empty((rows, jev.N_I), np.int64), np.empty((rows, jev.N_S), np.int32),
+                           np.empty((rows, jev.N_F), np.float64))
+        self.side_rows = (np.empty((rows, jev.N_I), np.int64), np.empty((rows, jev.N_S), np.int32),
+                          np.empty((rows, jev.N_F), np.float64))
+        self.columns = [None, None, None]  # `ChunkedPart.scratch`, shared by the thread's parts
+
+
+def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: int = 0, max_t: float = np.inf,
+              scratch: ScanScratch | None = None):
     """Scan events from ``i`` (an event boundary) to ``stop_at`` (-1: to the end) in chunks
     of `CHUNK_ROWS` rows and side rows; the outputs of the fast path (``seed``, ``max_t`` of
-    `sidetables.new_fast`) grow instead (`FastOut.grow`).  Returns (part, end, status, err_pos,
-    seen) as `scan_events` does."""
+    `sidetables.new_fast`) grow instead (`FastOut.grow`).  ``scratch``: the calling thread's
+    buffers from its last part (made here when None or of another size).  Returns (part, end,
+    status, err_pos, seen) as `scan_events` does."""
     part = ChunkedPart()
-    stack = np.empty(max_nesting, np.uint8)
     rows = min(CHUNK_ROWS, max(max_rows, 0) + 1)
-    ii = np.empty((rows, jev.N_I), np.int64)
-    ss = np.empty((rows, jev.N_S), np.int32)
-    ff = np.empty((rows, jev.N_F), np.float64)
-    vi, vs, vf = (np.empty((rows, w), t) for w, t in ((jev.N_I, np.int64), (jev.N_S, np.int32), (jev.N_F, np.float64)))
+    if scratch is None or scratch.rows != rows or scratch.max_nesting != max_nesting:
+        scratch = ScanScratch(rows, max_nesting)
+    stack = scratch.stack
+    (ii, ss, ff), (vi, vs, vf) = scratch.event_rows, scratch.side_rows
+    part.scratch = scratch.columns
     fx, part.fast = new_fast_out(rows, seed, max_t)
     seen = 0
     cnt = fx[2]
@@ -776,7 +794,7 @@ def scan_part(buf, i: int, stop_at: int, max_rows: int, max_nesting: int, seed: 
         part.keep(vi, vs, vf, kv, side=True)
         if st != jev.FULL:
             part.fast.keep(fx)
-            part.scratch = None  # (8 parts: not 10 MB each held until they are joined)
+            part.scratch = None  # (the thread's, not the part's: not held until the parts are joined)
             return part, end, st, ep, seen
         if not fs.fast_room(cnt, fx[4]):  # (else the rows were full)
             fx = FastOut.grow(fx)
