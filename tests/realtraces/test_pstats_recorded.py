@@ -6,6 +6,7 @@ cumulative time, and cuts recursion (`tracevis3d.io.pstats`)."""
 from __future__ import annotations
 
 import marshal
+import pathlib
 import subprocess
 import sys
 import warnings
@@ -18,37 +19,8 @@ from tracevis3d.layout.xunit import trace_kind_text
 
 pytestmark = pytest.mark.timeout(300)
 
-SCRIPT = '''
-import json
-
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-
-class Codec:
-    def round_trip(self, doc):
-        return json.loads(json.dumps(doc, sort_keys=True))
-
-
-def helper(k):
-    return sum(i * i for i in range(k))
-
-
-def build():
-    return [{"k": i, "v": [helper(50), str(i)]} for i in range(3000)]
-
-
-def main():
-    doc = build()
-    for _ in range(3):
-        Codec().round_trip(doc)
-    fib(18)
-    helper(20000)
-
-
-main()
-'''
+#: the program recorded (also the script of the committed recording `script_busy.prof.gz`)
+SCRIPT = (pathlib.Path(__file__).resolve().parents[1] / "data" / "formats" / "pstats" / "script_busy.py").read_text()
 
 
 def _record(tmp_path, *args, profiler: str = "cProfile") -> tuple:
