@@ -1550,7 +1550,7 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
         for k in todo:
             try:
                 if scratch is None:
-                    scratch = chrome_rows.ScanScratch(min(chrome_rows.CHUNK_ROWS, max(max_events, 0) + 1), max_nesting)
+                    scratch = chrome_rows.ScanScratch(max_events, max_nesting)
                 out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting, seed, max_t, scratch)
             except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
                 out[k] = e
