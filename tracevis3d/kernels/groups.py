@@ -23,6 +23,10 @@ from .tree import group_by_key
 #: `bfs_groups` looks for a match's group at this many of the shallowest calls rooting groups
 #: above it by binary search, and asks its segment tree (all of them at once) past that
 FEW_LEVELS = 32
+#: why `_bfs_run` stopped: every match walked, the segment tree to be made, a table to grow
+_RUN_DONE, _RUN_TREE, _RUN_ROOM = 0, 1, 2
+#: the log's room a match needs: one `_tree_add` logs at most two nodes per level
+_LOG_ROOM = 2 * 64
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -48,13 +52,11 @@ def _grown(a, need):
     return b
 
 
-@njit(cache=True, nogil=True)
-def _tree_add(tree, size, lo, hi, key, log_node, log_old, n_log):
+@njit(cache=True, nogil=True, inline="always")
+def _tree_add_logged(tree, size, lo, hi, key, log_node, log_old, n_log):
     """Leaves [lo, hi) of the segment tree (``size`` leaves from index ``size``): every node
-    of the range's cover gets min(its key, ``key``), each change logged.  Returns (n_log,
-    log_node, log_old) (the log grown when short)."""
-    log_node = _grown(log_node, n_log + 2 * 64)
-    log_old = _grown(log_old, n_log + 2 * 64)
+    of the range's cover gets min(its key, ``key``), each change logged in the log's room
+    (`_LOG_ROOM` past ``n_log``, made by the caller).  Returns the log's new length."""
     lo += size
     hi += size
     while lo < hi:
@@ -66,6 +68,16 @@ def _tree_add(tree, size, lo, hi, key, log_node, log_old, n_log):
             n_log = _chmin(tree, hi, key, log_node, log_old, n_log)
         lo >>= 1
         hi >>= 1
+    return n_log
+
+
+@njit(cache=True, nogil=True)
+def _tree_add(tree, size, lo, hi, key, log_node, log_old, n_log):
+    """`_tree_add_logged` with the log grown first when short.  Returns (n_log, log_node,
+    log_old)."""
+    log_node = _grown(log_node, n_log + _LOG_ROOM)
+    log_old = _grown(log_old, n_log + _LOG_ROOM)
+    n_log = _tree_add_logged(tree, size, lo, hi, key, log_node, log_old, n_log)
     return n_log, log_node, log_old
 
 
@@ -194,31 +206,23 @@ def _check_sorted(pair_a, pair_b):
 
 
 @njit(cache=True, nogil=True)
-def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
-    """`bfs_groups`' walk over matches sorted by (a, b) (its docstring): each match's group in
-    creation order, written to ``local`` (int32, one per match), and the groups' roots.
-    Returns (root_a, root_b)."""
+def _bfs_run(i, pair_a, pair_b, depth_a, end_index_a, end_index_b, local, have_tree, leaf_of, size, tree, log_node,
+             log_old, stack_a, stack_log, stack_g0, stack_g1, root_a, root_b, st):
+    """`_bfs_walk`'s matches from ``i`` on with the state ``st`` = [n_log, sp, ng], until they
+    are all walked or a match needs what only the caller makes: the segment tree (the first
+    match that reaches past FEW_LEVELS) or more room in the stacks or the log.  A match that
+    stops it is left as it was met (its walk starts again from the top: popping the finished
+    calls again pops nothing).  No array is rebound here, so numba counts no references per
+    match (a loop that may rebind an array raises and drops its count on every pass).
+    Returns (the match to walk next, why it stopped: `_RUN_DONE`, `_RUN_TREE`, `_RUN_ROOM`)."""
     m = pair_a.shape[0]
-    _check_sorted(pair_a, pair_b)
     big = np.iinfo(np.int64).max
-    # the segment tree, made the first time a match reaches past FEW_LEVELS: its leaves are
-    # the distinct partners v in B's pre-order (leaf_of[x]: how many of them are below x)
-    have_tree = False
-    leaf_of = np.empty(0, np.int32)          # (int32: at most one leaf per call of B)
-    size = 1
-    tree = np.empty(0, np.int64)
-    log_node = np.empty(1024, np.int64)
-    log_old = np.empty(1024, np.int64)
-    n_log = 0
-    stack_a = np.empty(64, np.int64)         # ancestors of u (or u) rooting groups, root first
-    stack_log = np.empty(64, np.int64)       # the log's length when each was entered
-    stack_g0 = np.empty(64, np.int64)        # its groups: [g0, g1), g1 = -1 while still made
-    stack_g1 = np.empty(64, np.int64)
-    sp = 0
-    root_a = np.empty(m, np.int32)           # (pages resident only as far as groups are made)
-    root_b = np.empty(m, np.int32)
-    ng = 0
-    for i in range(m):
+    n_log, sp, ng = st[0], st[1], st[2]
+    why = _RUN_DONE
+    while i < m:
+        if sp + 1 > stack_a.shape[0] or (have_tree and n_log + _LOG_ROOM > log_node.shape[0]):
+            why = _RUN_ROOM
+            break
         u = pair_a[i]
         v = pair_b[i]
         while sp > 0 and end_index_a[stack_a[sp - 1]] <= u:   # left that call's subtree
@@ -239,24 +243,8 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
                 break
         if found < 0 and sp > FEW_LEVELS:
             if not have_tree:
-                have_tree = True
-                leaf_of = np.zeros(end_index_b.shape[0] + 1, np.int32)
-                for x in range(m):
-                    leaf_of[pair_b[x] + 1] = 1
-                for x in range(end_index_b.shape[0]):
-                    leaf_of[x + 1] += leaf_of[x]
-                # as many leaves as partners, not the next power of two: the bottom-up tree's range
-                # cover and its leaf-to-root queries are exact for any size with min (commutative)
-                size = max(1, np.int64(leaf_of[-1]))
-                tree = np.full(2 * size, big, np.int64)
-                for s_ in range(sp):          # the groups of the calls on the stack
-                    stack_log[s_] = n_log
-                    g1 = stack_g1[s_] if stack_g1[s_] >= 0 else ng
-                    for g in range(stack_g0[s_], g1):
-                        n_log, log_node, log_old = _tree_add(tree, size, np.int64(leaf_of[root_b[g]]),
-                                                             np.int64(leaf_of[end_index_b[root_b[g]]]),
-                                                             (np.int64(depth_a[stack_a[s_]]) << 32) | g,
-                                                             log_node, log_old, n_log)
+                why = _RUN_TREE
+                break
             best = big
             x = np.int64(leaf_of[v]) + size
             while x >= 1:
@@ -267,15 +255,12 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
                 found = best & 0xFFFFFFFF
         if found >= 0:
             local[i] = found
+            i += 1
             continue
         root_a[ng] = u
         root_b[ng] = v
         local[i] = ng
         if sp == 0 or stack_a[sp - 1] != u:
-            stack_a = _grown(stack_a, sp + 1)
-            stack_log = _grown(stack_log, sp + 1)
-            stack_g0 = _grown(stack_g0, sp + 1)
-            stack_g1 = _grown(stack_g1, sp + 1)
             if sp > 0 and stack_g1[sp - 1] < 0:
                 stack_g1[sp - 1] = ng        # its call's matches are done: its groups end here
             stack_a[sp] = u
@@ -284,7 +269,71 @@ def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
             stack_g1[sp] = -1
             sp += 1
         if have_tree:                         # the group's B subtree [G_B, end) over the leaves
-            n_log, log_node, log_old = _tree_add(tree, size, np.int64(leaf_of[v]), np.int64(leaf_of[end_index_b[v]]),
-                                                 (np.int64(depth_a[u]) << 32) | ng, log_node, log_old, n_log)
+            n_log = _tree_add_logged(tree, size, np.int64(leaf_of[v]), np.int64(leaf_of[end_index_b[v]]),
+                                     (np.int64(depth_a[u]) << 32) | ng, log_node, log_old, n_log)
         ng += 1
+        i += 1
+    st[0], st[1], st[2] = n_log, sp, ng
+    return i, why
+
+
+@njit(cache=True, nogil=True)
+def _bfs_walk(pair_a, pair_b, depth_a, end_index_a, end_index_b, local):
+    """`bfs_groups`' walk over matches sorted by (a, b) (its docstring): each match's group in
+    creation order, written to ``local`` (int32, one per match), and the groups' roots.  The
+    matches are walked by `_bfs_run`; here, between its runs, the segment tree is made and the
+    stacks and the log grown.  Returns (root_a, root_b)."""
+    m = pair_a.shape[0]
+    _check_sorted(pair_a, pair_b)
+    big = np.iinfo(np.int64).max
+    # the segment tree, made the first time a match reaches past FEW_LEVELS: its leaves are
+    # the distinct partners v in B's pre-order (leaf_of[x]: how many of them are below x)
+    have_tree = False
+    leaf_of = np.empty(0, np.int32)          # (int32: at most one leaf per call of B)
+    size = 1
+    tree = np.empty(0, np.int64)
+    log_node = np.empty(1024, np.int64)
+    log_old = np.empty(1024, np.int64)
+    stack_a = np.empty(64, np.int64)         # ancestors of u (or u) rooting groups, root first
+    stack_log = np.empty(64, np.int64)       # the log's length when each was entered
+    stack_g0 = np.empty(64, np.int64)        # its groups: [g0, g1), g1 = -1 while still made
+    stack_g1 = np.empty(64, np.int64)
+    root_a = np.empty(m, np.int32)           # (pages resident only as far as groups are made)
+    root_b = np.empty(m, np.int32)
+    st = np.zeros(3, np.int64)               # n_log, sp, ng
+    i = 0
+    while True:
+        i, why = _bfs_run(i, pair_a, pair_b, depth_a, end_index_a, end_index_b, local, have_tree, leaf_of, size, tree,
+                          log_node, log_old, stack_a, stack_log, stack_g0, stack_g1, root_a, root_b, st)
+        if why == _RUN_DONE:
+            break
+        n_log, sp, ng = st[0], st[1], st[2]
+        if why == _RUN_ROOM:
+            stack_a = _grown(stack_a, sp + 1)
+            stack_log = _grown(stack_log, sp + 1)
+            stack_g0 = _grown(stack_g0, sp + 1)
+            stack_g1 = _grown(stack_g1, sp + 1)
+            log_node = _grown(log_node, n_log + _LOG_ROOM)
+            log_old = _grown(log_old, n_log + _LOG_ROOM)
+            continue
+        have_tree = True
+        leaf_of = np.zeros(end_index_b.shape[0] + 1, np.int32)
+        for x in range(m):
+            leaf_of[pair_b[x] + 1] = 1
+        for x in range(end_index_b.shape[0]):
+            leaf_of[x + 1] += leaf_of[x]
+        # as many leaves as partners, not the next power of two: the bottom-up tree's range
+        # cover and its leaf-to-root queries are exact for any size with min (commutative)
+        size = max(1, np.int64(leaf_of[-1]))
+        tree = np.full(2 * size, big, np.int64)
+        for s_ in range(sp):          # the groups of the calls on the stack
+            stack_log[s_] = n_log
+            g1 = stack_g1[s_] if stack_g1[s_] >= 0 else ng
+            for g in range(stack_g0[s_], g1):
+                n_log, log_node, log_old = _tree_add(tree, size, np.int64(leaf_of[root_b[g]]),
+                                                     np.int64(leaf_of[end_index_b[root_b[g]]]),
+                                                     (np.int64(depth_a[stack_a[s_]]) << 32) | g,
+                                                     log_node, log_old, n_log)
+        st[0] = n_log
+    ng = st[2]
     return root_a[:ng].copy(), root_b[:ng].copy()
