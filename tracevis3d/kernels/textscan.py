@@ -390,51 +390,6 @@ def _node_table(n_parent, n_frame, nn, basis):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _push_span(cs, ce, m, a, b):
-    """Span ``[a, b)`` appended as entry ``m`` of (``cs``, ``ce``), grown by doubling when full:
-    (cs, ce, m + 1)."""
-    if m == cs.shape[0]:
-        cs = grow_i64(cs, m + 1)
-        ce = grow_i64(ce, m + 1)
-    cs[m] = a
-    ce[m] = b
-    return cs, ce, m + 1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _split_frames(buf, s, hi, cs, ce):
-    """The frames from ``s`` split at ';' up to the line's end (32 bytes at a time where they
-    are there): (count, start of the last one, the line's end, starts ``cs`` and ends ``ce``:
-    grown ones are new arrays)."""
-    m = 0
-    fs = s
-    j = s
-    eol = -1
-    while j + 32 <= hi and eol < 0:
-        bits = either_mask32(buf, j, np.uint8(59), np.uint8(10))
-        while bits != np.uint32(0):
-            x = j + np.int64(trailing_zeros(bits))
-            if buf[x] == 10:
-                eol = x
-                break
-            cs, ce, m = _push_span(cs, ce, m, fs, x)
-            fs = x + 1
-            bits &= bits - np.uint32(1)
-        j += 32
-    if eol < 0:
-        while j < hi:
-            c = buf[j]
-            if c == 10:
-                break
-            if c == 59:
-                cs, ce, m = _push_span(cs, ce, m, fs, j)
-                fs = j + 1
-            j += 1
-        eol = j
-    return m, fs, eol, cs, ce
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _line_count(buf, p, te, s):
     """The count token of the line ``buf[p:te]`` (trailing white space cut): its start, whether it
     is ``\\d+(\\.\\d*)?`` after white space and not inside the frames (from ``s``), its first 18
@@ -485,33 +440,27 @@ def _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena):
 
 
 @njit(cache=True, nogil=True)
-def _add_frame(buf, fo, fl, fh, slot, lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table):
+def _add_frame(buf, fo, fl, fh, slot, lineno, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table):
     """Frame ``buf[fo:fo + fl]`` (hash ``fh``, first seen on line ``lineno``) added as frame
-    ``nf`` at ``slot`` of the table (`_find_frame` found it free).  Returns the frames' arrays,
-    arena, its bytes used and table (grown ones are new arrays).  Called once per distinct frame."""
-    if nf == f_off.shape[0]:
-        f_off = grow_i64(f_off, nf + 1)
-        f_len = grow_i64(f_len, nf + 1)
-        f_line = grow_i64(f_line, nf + 1)
-        f_aoff = grow_i64(f_aoff, nf + 1)
-    arena = to_arena(arena, a_used, buf, fo, fo + fl, fo, fo)
+    ``nf`` at ``slot`` of the table (`_find_frame` found it free), its bytes packed in the arena;
+    the arrays, arena and table have room (`_collapsed_run` checks before the line).  Returns
+    the arena's bytes used."""
+    arena[a_used: a_used + fl] = buf[fo: fo + fl]
     f_aoff[nf] = a_used
-    a_used += fl
     f_off[nf] = fo
     f_len[nf] = fl
     f_line[nf] = lineno
     f_table[slot, 0] = np.int64(fh)
     f_table[slot, 1] = nf
     f_table[slot, 2] = fl
-    if 2 * (nf + 1) > f_table.shape[0]:
-        f_table = _regrow_rows(f_table, basis, False)
-    return f_off, f_len, f_line, f_aoff, arena, a_used, f_table
+    return a_used + fl
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
-    """The trie node (``parent``, frame ``fid``), added when new; table rows (parent, frame,
-    node).  Returns (node, probes, the nodes' arrays, count and table)."""
+    """The trie node (``parent``, frame ``fid``), added when new (table rows (parent, frame,
+    node)); the arrays and table have room (`_collapsed_run` checks before the line).
+    Returns (node, probes, nn)."""
     nh = _node_hash(parent, fid, basis)
     mask = np.uint64(n_table.shape[0] - 1)
     slot = nh & mask
@@ -527,9 +476,6 @@ def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
         probes += 1
         slot = (slot + np.uint64(1)) & mask
     if node < 0:
-        if nn == n_parent.shape[0]:
-            n_parent = grow_i64(n_parent, nn + 1)
-            n_frame = grow_i64(n_frame, nn + 1)
         n_parent[nn] = parent
         n_frame[nn] = fid
         n_table[slot, 0] = parent
@@ -537,9 +483,186 @@ def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
         n_table[slot, 2] = nn
         node = nn
         nn += 1
-        if 2 * nn > n_table.shape[0]:
-            n_table = _regrow_rows(n_table, basis, True)
-    return node, probes, n_parent, n_frame, nn, n_table
+    return node, probes, nn
+
+
+#: `_collapsed_run`'s state (`collapsed_scan`): next byte, line number, frames, arena bytes used,
+#: nodes, lines, reparse rows, the previous valid line (start, stack length, depth), hashing
+#: (1/0), probes, lookups, and what the line that stopped it needs (frames, depth, bytes)
+(_C_POS, _C_LINENO, _C_NF, _C_AUSED, _C_NN, _C_NL, _C_NRP, _C_PSTART, _C_PSLEN, _C_PDEPTH, _C_HASHING, _C_PROBES,
+ _C_LOOKUPS, _C_NEED_M, _C_NEED_DEPTH, _C_NEED_BYTES) = range(16)
+#: why `_collapsed_run` stopped: every line read, a line needs room, the nodes' table is to be
+#: made (the first line out of order), the probes past their budget
+_C_DONE, _C_ROOM, _C_TABLE, _C_FLOOD = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def _split_frames(buf, s, hi, cs, ce):
+    """The frames from ``s`` split at ';' up to the line's end (32 bytes at a time where they
+    are there), their starts and ends in ``cs`` / ``ce`` as far as those have room (the rest
+    counted, not stored).  Returns (count, start of the last one, the line's end)."""
+    m = 0
+    fs = s
+    j = s
+    eol = -1
+    cap = cs.shape[0]
+    while j + 32 <= hi and eol < 0:
+        bits = either_mask32(buf, j, np.uint8(59), np.uint8(10))
+        while bits != np.uint32(0):
+            x = j + np.int64(trailing_zeros(bits))
+            if buf[x] == 10:
+                eol = x
+                break
+            if m < cap:
+                cs[m] = fs
+                ce[m] = x
+            m += 1
+            fs = x + 1
+            bits &= bits - np.uint32(1)
+        j += 32
+    if eol < 0:
+        while j < hi:
+            c = buf[j]
+            if c == 10:
+                break
+            if c == 59:
+                if m < cap:
+                    cs[m] = fs
+                    ce[m] = j
+                m += 1
+                fs = j + 1
+            j += 1
+        eol = j
+    return m, fs, eol
+
+
+@njit(cache=True, nogil=True)
+def _collapsed_run(buf, hi, basis, max_depth, f_off, f_len, f_line, f_aoff, arena, f_table, n_parent, n_frame,
+                   n_table, l_node, l_weight, rp, pf_end, pf_node, cs, ce, counts, st):
+    """`collapsed_scan`'s lines from ``st[_C_POS]`` on (its docstring), its state in ``st``
+    (`_C_POS` ...), until every line is read or a line needs what only the caller makes: more
+    room in an array or table (checked before anything of the line is kept: the line is left
+    unread, its needs in ``st``) or the nodes' table.  No array is rebound here, so numba counts
+    no references per line (a loop that may rebind an array raises and drops every such
+    array's count on every pass: most of this scan's time before).  Returns why it stopped
+    (`_C_DONE`, `_C_ROOM`, `_C_TABLE`, `_C_FLOOD`)."""
+    pos, lineno, nf, a_used, nn, nl, nrp = (st[_C_POS], st[_C_LINENO], st[_C_NF], st[_C_AUSED], st[_C_NN], st[_C_NL],
+                                            st[_C_NRP])
+    prev_start, prev_slen, prev_depth = st[_C_PSTART], st[_C_PSLEN], st[_C_PDEPTH]
+    hashing = st[_C_HASHING] != 0
+    probes, lookups = st[_C_PROBES], st[_C_LOOKUPS]
+    budget_slack = 1 << 20
+    why = _C_DONE
+    while pos < hi:
+        lineno += 1
+        p = pos
+        # the frames shared with the previous valid line's stack, then the others up to the line's end
+        k, s, q = _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end)
+        m, fs, eol = _split_frames(buf, s, hi, cs, ce)
+        pos = eol + 1
+        # the count: the last token, after white space
+        te = eol
+        while te > p and (buf[te - 1] == 13 or buf[te - 1] == 32 or buf[te - 1] == 9):
+            te -= 1
+        if te == p:
+            counts[1] += 1
+            continue
+        t0, ok, ip, nd, scale = _line_count(buf, p, te, s)
+        if not ok:
+            counts[2] += 1
+            if counts[3] < 0:
+                counts[3] = lineno
+            continue
+        send = t0
+        while send > p and (buf[send - 1] == 32 or buf[send - 1] == 9):
+            send -= 1
+        reparsed = nd > 15 or scale > 1e22
+        # the line's frames (the last one ends at the stack's end), depth and way, then its
+        # needs checked before anything of it is kept
+        ce_last = max(send, fs)
+        mm = m + 1
+        if ce_last == fs and k + mm > 1:
+            mm -= 1  # a last empty frame
+        depth = k + mm
+        fresh = nn == 0 or _sorts_after(buf, p, send - p, prev_start, prev_slen, q)
+        cut = depth > max_depth
+        if cut:
+            mm = max(0, max_depth - k)
+            depth = k + mm
+            fresh = False
+        if send != p and not (fresh or hashing):
+            why = _C_TABLE
+        elif (nl + 1 > l_node.shape[0] or (reparsed and nrp + 1 > rp.shape[0]) or m + 1 > cs.shape[0]
+              or (send != p and (depth > pf_end.shape[0] or nf + mm > f_off.shape[0]
+                                 or a_used + (send - p) + 8 > arena.shape[0] or 2 * (nf + mm) > f_table.shape[0]
+                                 or nn + mm > n_parent.shape[0]
+                                 or (hashing and 2 * (nn + mm) > n_table.shape[0])))):
+            why = _C_ROOM
+        if why != _C_DONE:
+            st[_C_NEED_M] = max(m + 1, mm)
+            st[_C_NEED_DEPTH] = depth
+            st[_C_NEED_BYTES] = send - p + 8
+            lineno -= 1
+            pos = p
+            break
+        if reparsed:
+            rp[nrp, 0] = nl
+            rp[nrp, 1] = t0
+            rp[nrp, 2] = te
+            nrp += 1
+            l_weight[nl] = 0.0
+        else:
+            l_weight[nl] = ip / scale
+        cs[m] = fs
+        ce[m] = ce_last
+        if send == p:  # no stack before the count
+            l_node[nl] = -1
+            nl += 1
+            prev_start = -1
+            prev_depth = 0
+            continue
+        if cut:
+            counts[4] += 1
+            if counts[5] < 0:
+                counts[5] = lineno
+        parent = pf_node[k - 1] if k > 0 else np.int64(-1)
+        for a in range(mm):
+            lookups += 1
+            fo = cs[a]
+            fl = ce[a] - fo
+            fh = span_hash(buf, fo, fo + fl, basis)
+            fid, slot, pr = _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena)
+            probes += pr
+            if fid < 0:
+                a_used = _add_frame(buf, fo, fl, fh, slot, lineno, f_off, f_len, f_line, f_aoff, arena, a_used, nf,
+                                       f_table)
+                fid = nf
+                nf += 1
+            if hashing:
+                node, pr, nn = _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table)
+                probes += pr
+            else:
+                n_parent[nn] = parent
+                n_frame[nn] = fid
+                node = nn
+                nn += 1
+            pf_end[k + a] = ce[a] - p
+            pf_node[k + a] = node
+            parent = node
+        if probes > 8 * (lookups + nn) + budget_slack:
+            why = _C_FLOOD
+            break
+        l_node[nl] = parent
+        nl += 1
+        prev_start = p
+        prev_depth = depth
+        prev_slen = pf_end[depth - 1] if depth > 0 else 0
+    st[_C_POS], st[_C_LINENO], st[_C_NF], st[_C_AUSED], st[_C_NN], st[_C_NL], st[_C_NRP] = (pos, lineno, nf, a_used,
+                                                                                          nn, nl, nrp)
+    st[_C_PSTART], st[_C_PSLEN], st[_C_PDEPTH] = prev_start, prev_slen, prev_depth
+    st[_C_HASHING] = 1 if hashing else 0
+    st[_C_PROBES], st[_C_LOOKUPS] = probes, lookups
+    return why
 
 
 @njit(cache=True, nogil=True)
@@ -569,6 +692,8 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     sequences, no earlier stack shares more frames with a line than the one before it): they
     are appended without a lookup.  The first line out of that order (or cut at ``max_depth``)
     puts the nodes into their table (`_node_table`) and every node is looked up from then on.
+    The lines are read by `_collapsed_run`, which grows nothing; here, between its runs, the
+    tables are grown (a line that needs more room is read again after).
     """
     basis = FNV_BASIS ^ np.uint64(seed)
     # distinct frames
@@ -577,25 +702,16 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     f_line = np.empty(1024, np.int64)
     f_aoff = np.empty(1024, np.int64)  # each distinct frame's bytes again, packed (compared in cache)
     arena = np.zeros(1 << 16, np.uint8)
-    a_used = 0
-    nf = 0
     f_table = np.full((4096, 3), -1, np.int64)
     # trie nodes
     n_parent = np.empty(1024, np.int64)
     n_frame = np.empty(1024, np.int64)
-    nn = 0
     n_table = np.full((16, 3), -1, np.int64)  # made when a line is out of order (`_node_table`)
-    hashing = False
     # lines
     l_node = np.empty(1024, np.int64)
     l_weight = np.empty(1024, np.float64)
-    nl = 0
     rp = np.empty((16, 3), np.int64)
-    nrp = 0
-    # previous valid line: start, stack length, each frame's end (relative) and node
-    prev_start = -1
-    prev_slen = 0
-    prev_depth = 0
+    # the previous valid line's frames: each one's end (relative to the line) and node
     pf_end = np.empty(64, np.int64)
     pf_node = np.empty(64, np.int64)
     # this line's new frames
@@ -604,120 +720,57 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     counts = np.zeros(7, np.int64)
     counts[3] = -1
     counts[5] = -1
-    probes = 0
-    lookups = 0
-    budget_slack = 1 << 20
-    lineno = 0
-    pos = lo
-    while pos < hi:
-        lineno += 1
-        p = pos
-        # the frames shared with the previous valid line's stack, then the others up to the line's end
-        k, s, q = _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end)
-        m, fs, eol, cs, ce = _split_frames(buf, s, hi, cs, ce)
-        pos = eol + 1
-        # the count: the last token, after white space
-        te = eol
-        while te > p and (buf[te - 1] == 13 or buf[te - 1] == 32 or buf[te - 1] == 9):
-            te -= 1
-        if te == p:
-            counts[1] += 1
-            continue
-        t0, ok, ip, nd, scale = _line_count(buf, p, te, s)
-        if not ok:
-            counts[2] += 1
-            if counts[3] < 0:
-                counts[3] = lineno
-            continue
-        send = t0
-        while send > p and (buf[send - 1] == 32 or buf[send - 1] == 9):
-            send -= 1
-        if nl == l_node.shape[0]:
-            l_node = grow_i64(l_node, nl + 1)
-            l_weight = grow_f64(l_weight, nl + 1)
-        if nd > 15 or scale > 1e22:
-            if nrp == rp.shape[0]:
-                r2 = np.empty((2 * nrp, 3), np.int64)
-                r2[:nrp] = rp
-                rp = r2
-            rp[nrp, 0] = nl
-            rp[nrp, 1] = t0
-            rp[nrp, 2] = te
-            nrp += 1
-            l_weight[nl] = 0.0
-        else:
-            l_weight[nl] = ip / scale
-        # the last frame ends at the stack's end
-        if m == cs.shape[0]:
-            cs = grow_i64(cs, m + 1)
-            ce = grow_i64(ce, m + 1)
-        cs[m] = fs
-        ce[m] = max(send, fs)
-        m += 1
-        if send == p:  # no stack before the count
-            l_node[nl] = -1
-            nl += 1
-            prev_start = -1
-            prev_depth = 0
-            continue
-        if ce[m - 1] == cs[m - 1] and k + m > 1:
-            m -= 1  # a last empty frame
-        depth = k + m
-        # sorted so far (as stackcollapse writes): a frame past the shared ones is a new node, no
-        # lookup; else the nodes go into their table once and every node is looked up from then on
-        fresh = nn == 0 or _sorts_after(buf, p, send - p, prev_start, prev_slen, q)
-        if depth > max_depth:
-            counts[4] += 1
-            if counts[5] < 0:
-                counts[5] = lineno
-            m = max(0, max_depth - k)
-            depth = k + m
-            fresh = False
-        if not (fresh or hashing):
-            n_table = _node_table(n_parent, n_frame, nn, basis)
-            hashing = True
-        if depth > pf_end.shape[0]:
-            pf_end = grow_i64(pf_end, depth)
-            pf_node = grow_i64(pf_node, depth)
-        parent = pf_node[k - 1] if k > 0 else np.int64(-1)
-        for a in range(m):
-            lookups += 1
-            fo = cs[a]
-            fl = ce[a] - fo
-            fh = span_hash(buf, fo, fo + fl, basis)
-            fid, slot, pr = _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena)
-            probes += pr
-            if fid < 0:
-                f_off, f_len, f_line, f_aoff, arena, a_used, f_table = _add_frame(
-                    buf, fo, fl, fh, slot, lineno, basis, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table)
-                fid = nf
-                nf += 1
-            if hashing:
-                node, pr, n_parent, n_frame, nn, n_table = _collapsed_node(parent, fid, basis, n_parent, n_frame, nn,
-                                                                           n_table)
-                probes += pr
-            else:
-                if nn == n_parent.shape[0]:
-                    n_parent = grow_i64(n_parent, nn + 1)
-                    n_frame = grow_i64(n_frame, nn + 1)
-                n_parent[nn] = parent
-                n_frame[nn] = fid
-                node = nn
-                nn += 1
-            pf_end[k + a] = ce[a] - p
-            pf_node[k + a] = node
-            parent = node
-        if probes > 8 * (lookups + nn) + budget_slack:
-            counts[6] = probes
+    st = np.zeros(16, np.int64)
+    st[_C_POS] = lo
+    st[_C_PSTART] = -1
+    while True:
+        why = _collapsed_run(buf, hi, basis, max_depth, f_off, f_len, f_line, f_aoff, arena, f_table, n_parent,
+                             n_frame, n_table, l_node, l_weight, rp, pf_end, pf_node, cs, ce, counts, st)
+        if why == _C_DONE:
+            break
+        if why == _C_FLOOD:
+            counts[6] = st[_C_PROBES]
             return (FLOODED, f_off[:0], f_len[:0], f_line[:0], n_parent[:0], n_frame[:0], l_node[:0],
                     l_weight[:0], rp[:0], counts)
-        l_node[nl] = parent
-        nl += 1
-        prev_start = p
-        prev_depth = depth
-        prev_slen = pf_end[depth - 1] if depth > 0 else 0
-    counts[0] = lineno
-    counts[6] = probes
+        nf, nn, nl, nrp = st[_C_NF], st[_C_NN], st[_C_NL], st[_C_NRP]
+        if why == _C_TABLE:
+            n_table = _node_table(n_parent, n_frame, nn, basis)
+            st[_C_HASHING] = 1
+            continue
+        # room for the line that stopped the run: every array it may fill, doubled when short
+        need_m, need_depth, a_used = st[_C_NEED_M], st[_C_NEED_DEPTH], st[_C_AUSED]
+        if nl + 1 > l_node.shape[0]:
+            l_node = grow_i64(l_node, nl + 1)
+            l_weight = grow_f64(l_weight, nl + 1)
+        if nrp + 1 > rp.shape[0]:
+            r2 = np.empty((2 * rp.shape[0], 3), np.int64)
+            r2[:nrp] = rp[:nrp]
+            rp = r2
+        if need_m > cs.shape[0]:
+            cs = grow_i64(cs, need_m)
+            ce = grow_i64(ce, need_m)
+        if need_depth > pf_end.shape[0]:
+            pf_end = grow_i64(pf_end, need_depth)
+            pf_node = grow_i64(pf_node, need_depth)
+        if nf + need_m > f_off.shape[0]:
+            f_off = grow_i64(f_off, nf + need_m)
+            f_len = grow_i64(f_len, nf + need_m)
+            f_line = grow_i64(f_line, nf + need_m)
+            f_aoff = grow_i64(f_aoff, nf + need_m)
+        if a_used + st[_C_NEED_BYTES] > arena.shape[0]:
+            a2 = np.zeros(max(2 * arena.shape[0], a_used + st[_C_NEED_BYTES]), np.uint8)
+            a2[:a_used] = arena[:a_used]
+            arena = a2
+        while 2 * (nf + need_m) > f_table.shape[0]:
+            f_table = _regrow_rows(f_table, basis, False)
+        if nn + need_m > n_parent.shape[0]:
+            n_parent = grow_i64(n_parent, nn + need_m)
+            n_frame = grow_i64(n_frame, nn + need_m)
+        while st[_C_HASHING] != 0 and 2 * (nn + need_m) > n_table.shape[0]:
+            n_table = _regrow_rows(n_table, basis, True)
+    nf, nn, nl, nrp = st[_C_NF], st[_C_NN], st[_C_NL], st[_C_NRP]
+    counts[0] = st[_C_LINENO]
+    counts[6] = st[_C_PROBES]
     return (OK, f_off[:nf].copy(), f_len[:nf].copy(), f_line[:nf].copy(), n_parent[:nn].copy(),
             n_frame[:nn].copy(), l_node[:nl].copy(), l_weight[:nl].copy(), rp[:nrp].copy(), counts)
 
