@@ -154,9 +154,10 @@ def test_every_sample_type(Profile):
     assert cpu.meta["total_weight"] == pytest.approx(n * cpu.meta["pprof_period"] / 1e3)  # samples × 10 ms
 
 
-def _random_profile(rng: random.Random) -> bytes:
+def _random_profile(rng: random.Random, n_samples: int = 0, deep: int = 0) -> bytes:
     """A Profile with shuffled ids, packed and unpacked repeated fields, inlined lines,
-    unsymbolized locations, a default sample type and three value columns."""
+    unsymbolized locations, a default sample type and three value columns; ``n_samples``
+    samples (else 1 to 60), the first of ``deep`` locations when given."""
     strings = ["", "samples", "count", "cpu", "nanoseconds", "space", "bytes", "a.go", "b.go", "lib.so"]
     fnames = [f"pkg.f{i}" for i in range(12)]
     base = len(strings)
@@ -166,9 +167,9 @@ def _random_profile(rng: random.Random) -> bytes:
         out += field_bytes(1, field_varint(1, t) + field_varint(2, u))
     fids = rng.sample(range(1, 1000), len(fnames))
     lids = rng.sample(range(1, 5000), 30)
-    n_samples = rng.randint(1, 60)
-    for _ in range(n_samples):
-        locs = [rng.choice(lids) for _ in range(rng.randint(0, 8))]
+    n_samples = n_samples or rng.randint(1, 60)
+    for k in range(n_samples):
+        locs = [rng.choice(lids) for _ in range(deep if k == 0 and deep else rng.randint(0, 8))]
         vals = [rng.randint(0, 50), rng.randint(0, 10 ** 9), rng.randint(0, 4096)]
         if rng.random() < 0.5:
             body = packed(1, locs) + packed(2, vals)
@@ -206,6 +207,18 @@ def test_random_profiles(Profile, seed):
             continue
         assert t.meta["x_unit"] == unit
         _close(t, want)
+
+
+def test_profiles_past_every_first_capacity(Profile):
+    """Past two thousand distinct samples, the first a stack of 300 locations (of up to three
+    frames each): the sample walk's arrays and tables grow between its runs
+    (`pprof_scan._stacks_run` stops before a sample they have no room for) and the trie is
+    the twin's."""
+    rng = random.Random(11)
+    data = _random_profile(rng, n_samples=2100, deep=300)
+    want, unit = naive_pprof(Profile, data, None)
+    t = load_bytes(data, source="big.pb", warn=False)
+    _close(t, want)
 
 
 def test_wire_walker_against_protobuf(Profile):

@@ -163,14 +163,16 @@ def sample_fields(buf, a, b, value_index):
     return OK, -1, n_loc, la, lb, n_val, value
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
-    """The frames of the ``Sample`` ``buf[a:b]`` (already checked), leaf first, into ``fl``
-    (grown when needed): each ``location_id`` (packed or not, in order) expanded to its
-    location's frames, innermost first; an id of no location is one entry -1.  Returns (fl,
-    entries, entries -1)."""
+    """The frames of the ``Sample`` ``buf[a:b]`` (already checked), leaf first, into ``fl`` as
+    far as it has room (the entries past it counted, not stored: the caller grows it and reads
+    the sample again): each ``location_id`` (packed or not, in order) expanded to its location's
+    frames, innermost first; an id of no location is one entry -1.  Returns (entries, entries
+    -1).  Called, not inlined, and growing nothing: see `pprof_scan._stacks_run`."""
     n = 0
     miss = 0
+    cap = fl.shape[0]
     i = a
     while i < b:
         tag, i = read_varint(buf, i, b)
@@ -190,21 +192,17 @@ def sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
                     break
                 k = _location_of(v, id_table, u_ids, u_loc)
                 if k < 0:
-                    if n == fl.shape[0]:
-                        fl = grow_i64(fl, n + 1)
-                    fl[n] = -1
+                    if n < cap:
+                        fl[n] = -1
                     n += 1
                     miss += 1
                 else:
-                    c0 = loc_ptr[k]
-                    c1 = loc_ptr[k + 1]
-                    if n + c1 - c0 > fl.shape[0]:
-                        fl = grow_i64(fl, n + c1 - c0)
-                    for c in range(c0, c1):
-                        fl[n] = loc_frames[c]
+                    for c in range(loc_ptr[k], loc_ptr[k + 1]):
+                        if n < cap:
+                            fl[n] = loc_frames[c]
                         n += 1
                 if w == 0:
                     break
             continue
         i = skip_checked(buf, i, b, w)
-    return fl, n, miss
+    return n, miss

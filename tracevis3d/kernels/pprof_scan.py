@@ -29,9 +29,10 @@ import numpy as np
 from numba import njit
 
 from .pprof_fields import sample_fields, sample_frames, skip_checked
-from .protowire import OK, list_find, list_hash, read_varint_i as read_varint, trie_node
+from .protowire import OK, list_find, list_hash, read_varint_i as read_varint, trie_find
 from .inline_bytes import hash_bytes
-from .textscan import FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, new_table, regrow_rows, same_as_arena, table_put, to_arena
+from .textscan import (FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, new_table, regrow_rows, same_as_arena,
+                       table_of)
 
 __all__ = ["sample_stacks"]
 
@@ -70,38 +71,173 @@ def _same_key(rows, slot, arena, buf, a, b):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table):
     """The trie leaf of the frame list ``fl[:nf]`` (leaf first; entries -1 left out; its root
     side kept past ``max_depth``), its nodes added where new, the root side it shares with the
     previous walked list (``prev_f``, ``prev_node``: its frames and nodes, root first) not looked
-    up again.  Returns (leaf, 1 when cut at ``max_depth`` else 0, the scratch and previous
-    lists, the trie's arrays, count and table)."""
+    up again.  Every array and the table have room for ``nf`` more (`_stacks_run` checks before
+    the sample).  Returns (leaf, 1 when cut at ``max_depth`` else 0, the list's depth, nn)."""
     d = 0
     for k in range(nf - 1, -1, -1):
         if fl[k] >= 0:
-            if d == rf.shape[0]:
-                rf = grow_i64(rf, d + 1)
             rf[d] = fl[k]
             d += 1
     deep = 0
     if d > max_depth:
         deep = 1
         d = max_depth
-    if d > prev_f.shape[0]:
-        prev_f = grow_i64(prev_f, d)
-        prev_node = grow_i64(prev_node, d)
     r = 0
     while r < d and r < prev_d and rf[r] == prev_f[r]:
         r += 1
     parent = prev_node[r - 1] if r > 0 else np.int64(-1)
     for k in range(r, d):
         fr = rf[k]
-        node, n_parent, n_frame, n_hash, nn, table = trie_node(table, n_parent, n_frame, n_hash, nn, parent, fr, seed)
+        h, slot, node = trie_find(table, n_parent, n_frame, parent, fr, seed)
+        if node < 0:
+            n_parent[nn] = parent
+            n_frame[nn] = fr
+            n_hash[nn] = h
+            table[slot] = nn
+            node = nn
+            nn += 1
         parent = node
         prev_f[k] = fr
         prev_node[k] = node
-    return parent, deep, rf, prev_f, prev_node, d, n_parent, n_frame, n_hash, nn, table
+    return parent, deep, d, nn
+
+
+#: `_stacks_run`'s state (`sample_stacks`): next byte, samples, nodes, lists, list arena used,
+#: messages, message arena used, the previous list's depth, lists cut, ids of no location,
+#: short samples, the first short one, an error's code and offset, and what the sample that
+#: stopped it needs (frames, message bytes)
+(_S_POS, _S_NS, _S_NN, _S_NL, _S_LUSED, _S_NB, _S_BUSED, _S_PREVD, _S_DEEP, _S_MISS, _S_SHORT, _S_FIRST_SHORT,
+ _S_CODE, _S_WHERE, _S_NEED_F, _S_NEED_BYTES) = range(16)
+#: why `_stacks_run` stopped: every sample read, a sample needs room, a malformed sample
+_S_DONE, _S_ROOM, _S_ERROR = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def table_size_for(n, slots):
+    """The slots of an open-addressing table for ``n`` keys at most half full: ``slots`` times
+    4 until they fit (as `textscan.table_put` grows one)."""
+    while 2 * n > slots:
+        slots *= 4
+    return slots
+
+
+@njit(cache=True, nogil=True)
+def _stacks_run(buf, end, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index, seed, max_depth, basis,
+                n_parent, n_frame, n_hash, table, s_node, s_value, b_arena, b_rows, l_arena, l_start, l_len, l_leaf,
+                l_hash, l_table, fl, rf, prev_f, prev_node, st):
+    """`sample_stacks`' messages from ``st[_S_POS]`` on (its docstring), its state in ``st``,
+    until every sample is read, one is malformed, or one needs more room in an array or table
+    (checked before anything of it is kept: the sample is left unread, its needs in ``st``).
+    No array is rebound here, so numba counts no references per sample (a loop that may rebind
+    an array raises and drops every such array's count on every pass: twice this walk's own
+    time before).  Returns why it stopped (`_S_DONE`, `_S_ROOM`, `_S_ERROR`)."""
+    i, ns, nn, nl, l_used, nb, b_used = (st[_S_POS], st[_S_NS], st[_S_NN], st[_S_NL], st[_S_LUSED], st[_S_NB],
+                                         st[_S_BUSED])
+    prev_d, n_deep, n_miss, n_short, first_short = (st[_S_PREVD], st[_S_DEEP], st[_S_MISS], st[_S_SHORT],
+                                                    st[_S_FIRST_SHORT])
+    why = _S_DONE
+    while i < end:
+        i0 = i
+        tag, i = read_varint(buf, i, end)
+        f = tag >> np.uint64(3)
+        w = tag & np.uint64(7)
+        if not (f == 2 and w == 2):
+            i = skip_checked(buf, i, end, w)
+            continue
+        lv, i = read_varint(buf, i, end)
+        a = i
+        b = i + np.int64(lv)
+        i = b
+        if ns + 1 > s_node.shape[0] or 2 * (nb + 1) > b_rows.shape[0] or b_used + (b - a) + 8 > b_arena.shape[0]:
+            st[_S_NEED_F] = 0
+            st[_S_NEED_BYTES] = b - a + 8
+            why = _S_ROOM
+            i = i0
+            break
+        # 1. the same bytes as an earlier sample's message: its leaf, value and counts
+        bh = hash_bytes(buf, a, b, basis)
+        bmask = np.uint64(b_rows.shape[0] - 1)
+        bslot = bh & bmask
+        hit = False
+        while True:
+            if b_rows[bslot, 1] < 0:
+                break
+            if b_rows[bslot, 0] == np.int64(bh) and b_rows[bslot, 2] == b - a \
+                    and _same_key(b_rows, bslot, b_arena, buf, a, b):
+                hit = True
+                break
+            bslot = (bslot + np.uint64(1)) & bmask
+        if hit:
+            s_node[ns] = b_rows[bslot, 3]
+            s_value[ns] = np.uint64(b_rows[bslot, 4])
+            n_miss += b_rows[bslot, 5] & 0xFFFFFFFF
+            n_short += b_rows[bslot, 5] >> 32  # (the first such sample was an earlier one)
+            ns += 1
+            continue
+        code, where, n_loc, la, lb, n_val, value = sample_fields(buf, a, b, value_index)
+        if code != OK:
+            st[_S_CODE] = code
+            st[_S_WHERE] = where
+            why = _S_ERROR
+            break
+        # 2. decode: the frames, and the same frames as an earlier list
+        nf, miss = sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
+        if (nf > fl.shape[0] or nf > rf.shape[0] or min(nf, max_depth) > prev_f.shape[0]
+                or nn + nf > n_parent.shape[0] or 2 * (nn + nf) > table.shape[0]
+                or nl + 1 > l_start.shape[0] or 2 * (nl + 1) > l_table.shape[0] or l_used + nf > l_arena.shape[0]):
+            st[_S_NEED_F] = nf
+            st[_S_NEED_BYTES] = b - a + 8
+            why = _S_ROOM
+            i = i0
+            break
+        short = 1 if n_val <= value_index else 0
+        if short:
+            n_short += 1
+            if first_short < 0:
+                first_short = ns
+        s_value[ns] = value
+        n_miss += miss
+        lh = list_hash(fl, 0, nf, seed)
+        lslot, g = list_find(l_table, l_hash, l_start, l_len, l_arena, lh, fl, 0, nf)
+        leaf = l_leaf[g] if g >= 0 else np.int64(-2)
+        if leaf == -2:
+            # 3. a new list: walked from where it leaves the previous walked list
+            leaf, deep, prev_d, nn = _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent,
+                                                n_frame, n_hash, nn, table)
+            n_deep += deep
+            # remember the frame list
+            l_arena[l_used: l_used + nf] = fl[:nf]
+            l_start[nl] = l_used
+            l_len[nl] = nf
+            l_leaf[nl] = leaf
+            l_hash[nl] = lh
+            l_used += nf
+            l_table[lslot] = nl
+            nl += 1
+        s_node[ns] = leaf
+        ns += 1
+        # remember the message (the probe of step 1 stopped at a free slot: bslot)
+        b_arena[b_used: b_used + b - a] = buf[a:b]
+        b_rows[bslot, 0] = np.int64(bh)
+        b_rows[bslot, 1] = b_used
+        b_rows[bslot, 2] = b - a
+        b_rows[bslot, 3] = leaf
+        b_rows[bslot, 4] = np.int64(value)
+        b_rows[bslot, 5] = miss | (short << 32)
+        for k in range(0, min(b - a, _INLINE), 8):
+            b_rows[bslot, _KEY + k // 8] = np.int64(_word(buf, a + k, b))
+        b_used += b - a
+        nb += 1
+    st[_S_POS], st[_S_NS], st[_S_NN], st[_S_NL], st[_S_LUSED], st[_S_NB], st[_S_BUSED] = (i, ns, nn, nl, l_used, nb,
+                                                                                        b_used)
+    st[_S_PREVD], st[_S_DEEP], st[_S_MISS], st[_S_SHORT], st[_S_FIRST_SHORT] = (prev_d, n_deep, n_miss, n_short,
+                                                                               first_short)
+    return why
 
 
 @njit(cache=True, nogil=True)
@@ -127,115 +263,63 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     e0 = np.zeros(0, np.int64)
     # the trie
     n_parent, n_frame, _, _, n_hash, table = new_table(1024, 4096)
-    nn = 0
     # samples
     s_node = np.empty(1024, np.int64)
     s_value = np.empty(1024, np.uint64)
-    ns = 0
     # byte-equal messages: open addressing, a row a slot (`_ROW`); their bytes copied into the arena,
     # which stays in cache where the file's far bytes do not
     b_arena = np.zeros(1 << 16, np.uint8)
-    b_used = 0
     b_rows = np.full((4096, _ROW), -1, np.int64)
-    nb = 0
     # frame-equal lists: their frames in an arena, (start, length, leaf)
     l_arena = np.empty(4096, np.int64)
-    l_used = 0
     l_start, l_len, l_leaf, _, l_hash, l_table = new_table(1024, 4096)
-    nl = 0
     # the current list (leaf first), its frames root first (the -1 entries left out), the
     # previous walked list's root-first frames and nodes
     fl, rf, prev_f, prev_node, _, _ = new_table(256, 1)
-    prev_d = 0
-    n_deep = 0
-    n_miss = 0
-    n_short = 0
-    first_short = np.int64(-1)
-    i = 0
-    while i < end:
-        tag, i = read_varint(buf, i, end)
-        f = tag >> np.uint64(3)
-        w = tag & np.uint64(7)
-        if not (f == 2 and w == 2):
-            i = skip_checked(buf, i, end, w)
-            continue
-        lv, i = read_varint(buf, i, end)
-        a = i
-        b = i + np.int64(lv)
-        i = b
-        if ns == s_node.shape[0]:
+    st = np.zeros(16, np.int64)
+    st[_S_FIRST_SHORT] = -1
+    while True:
+        why = _stacks_run(buf, end, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index, seed, max_depth, basis,
+                          n_parent, n_frame, n_hash, table, s_node, s_value, b_arena, b_rows, l_arena, l_start, l_len,
+                          l_leaf, l_hash, l_table, fl, rf, prev_f, prev_node, st)
+        if why == _S_DONE:
+            break
+        if why == _S_ERROR:
+            return st[_S_CODE], st[_S_WHERE], e0, e0, e0, np.zeros(0, np.uint64), 0, 0, 0, -1
+        # room for the sample that stopped the run, doubled where short
+        ns, nn, nl, nb = st[_S_NS], st[_S_NN], st[_S_NL], st[_S_NB]
+        nf, l_used, b_used = st[_S_NEED_F], st[_S_LUSED], st[_S_BUSED]
+        if ns + 1 > s_node.shape[0]:
             s_node = grow_i64(s_node, ns + 1)
             s_value = grow_u64(s_value, ns + 1)
-        # 1. the same bytes as an earlier sample's message: its leaf, value and counts
-        bh = hash_bytes(buf, a, b, basis)
-        bmask = np.uint64(b_rows.shape[0] - 1)
-        bslot = bh & bmask
-        hit = False
-        while True:
-            if b_rows[bslot, 1] < 0:
-                break
-            if b_rows[bslot, 0] == np.int64(bh) and b_rows[bslot, 2] == b - a \
-                    and _same_key(b_rows, bslot, b_arena, buf, a, b):
-                hit = True
-                break
-            bslot = (bslot + np.uint64(1)) & bmask
-        if hit:
-            s_node[ns] = b_rows[bslot, 3]
-            s_value[ns] = np.uint64(b_rows[bslot, 4])
-            n_miss += b_rows[bslot, 5] & 0xFFFFFFFF
-            n_short += b_rows[bslot, 5] >> 32  # (the first such sample was an earlier one)
-            ns += 1
-            continue
-        code, where, n_loc, la, lb, n_val, value = sample_fields(buf, a, b, value_index)
-        if code != OK:
-            return code, where, e0, e0, e0, np.zeros(0, np.uint64), 0, 0, 0, -1
-        short = 1 if n_val <= value_index else 0
-        if short:
-            n_short += 1
-            if first_short < 0:
-                first_short = ns
-        s_value[ns] = value
-        # 2. decode: the frames, and the same frames as an earlier list
-        fl, nf, miss = sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl)
-        n_miss += miss
-        lh = list_hash(fl, 0, nf, seed)
-        lslot, g = list_find(l_table, l_hash, l_start, l_len, l_arena, lh, fl, 0, nf)
-        leaf = l_leaf[g] if g >= 0 else np.int64(-2)
-        if leaf == -2:
-            # 3. a new list: walked from where it leaves the previous walked list
-            leaf, deep, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table = _walk_list(
-                fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table)
-            n_deep += deep
-            # remember the frame list
-            if nl == l_start.shape[0]:
-                l_start = grow_i64(l_start, nl + 1)
-                l_len = grow_i64(l_len, nl + 1)
-                l_leaf = grow_i64(l_leaf, nl + 1)
-                l_hash = grow_u64(l_hash, nl + 1)
-            if l_used + nf > l_arena.shape[0]:
-                l_arena = grow_i64(l_arena, l_used + nf)
-            l_arena[l_used: l_used + nf] = fl[:nf]
-            l_start[nl] = l_used
-            l_len[nl] = nf
-            l_leaf[nl] = leaf
-            l_hash[nl] = lh
-            l_used += nf
-            l_table, nl = table_put(l_table, lslot, l_hash, nl)
-        s_node[ns] = leaf
-        ns += 1
-        # remember the message (the probe of step 1 stopped at a free slot: bslot)
-        b_arena = to_arena(b_arena, b_used, buf, a, b, b, b)
-        b_rows[bslot, 0] = np.int64(bh)
-        b_rows[bslot, 1] = b_used
-        b_rows[bslot, 2] = b - a
-        b_rows[bslot, 3] = leaf
-        b_rows[bslot, 4] = np.int64(value)
-        b_rows[bslot, 5] = miss | (short << 32)
-        for k in range(0, min(b - a, _INLINE), 8):
-            b_rows[bslot, _KEY + k // 8] = np.int64(_word(buf, a + k, b))
-        b_used += b - a
-        nb += 1
-        if 2 * nb > b_rows.shape[0]:
+        while 2 * (nb + 1) > b_rows.shape[0]:
             b_rows = regrow_rows(b_rows)
-    return (OK, -1, n_parent[:nn].copy(), n_frame[:nn].copy(), s_node[:ns].copy(), s_value[:ns].copy(), n_deep,
-            n_miss, n_short, first_short)
+        if b_used + st[_S_NEED_BYTES] > b_arena.shape[0]:
+            a2 = np.zeros(max(2 * b_arena.shape[0], b_used + st[_S_NEED_BYTES]), np.uint8)
+            a2[:b_used] = b_arena[:b_used]
+            b_arena = a2
+        if nf > fl.shape[0]:
+            fl = grow_i64(fl, nf)
+        if nf > rf.shape[0]:
+            rf = grow_i64(rf, nf)
+        if min(nf, max_depth) > prev_f.shape[0]:
+            prev_f = grow_i64(prev_f, min(nf, max_depth))
+            prev_node = grow_i64(prev_node, min(nf, max_depth))
+        if nn + nf > n_parent.shape[0]:
+            n_parent = grow_i64(n_parent, nn + nf)
+            n_frame = grow_i64(n_frame, nn + nf)
+            n_hash = grow_u64(n_hash, nn + nf)
+        if 2 * (nn + nf) > table.shape[0]:
+            table = table_of(n_hash, nn, table_size_for(nn + nf, table.shape[0]))
+        if nl + 1 > l_start.shape[0]:
+            l_start = grow_i64(l_start, nl + 1)
+            l_len = grow_i64(l_len, nl + 1)
+            l_leaf = grow_i64(l_leaf, nl + 1)
+            l_hash = grow_u64(l_hash, nl + 1)
+        if 2 * (nl + 1) > l_table.shape[0]:
+            l_table = table_of(l_hash, nl, table_size_for(nl + 1, l_table.shape[0]))
+        if l_used + nf > l_arena.shape[0]:
+            l_arena = grow_i64(l_arena, l_used + nf)
+    ns, nn = st[_S_NS], st[_S_NN]
+    return (OK, -1, n_parent[:nn].copy(), n_frame[:nn].copy(), s_node[:ns].copy(), s_value[:ns].copy(), st[_S_DEEP],
+            st[_S_MISS], st[_S_SHORT], st[_S_FIRST_SHORT])

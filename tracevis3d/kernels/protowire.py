@@ -9,7 +9,7 @@ are refused here, as 6 and 7, which do not exist.
 `scan_fields` walks many messages at once (every ``Sample`` of a profile, say) and returns
 one row per field; readers then select rows by field number with numpy.  `repeated_varints`
 gathers a repeated integer field (packed or not, as parsers must accept both) into lists.
-`trie_node` (with `trie_find`), `list_hash` and `list_find` are the trie of frame paths and the
+`trie_find`, `list_hash` and `list_find` are the trie of frame paths and the
 table of frame lists seen that `pprof_scan.sample_stacks` keeps.  All are linear in their input;
 errors come back as (code, byte offset), never as exceptions.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .textscan import grow_i64, grow_u64, mix64, table_put
+from .textscan import mix64
 
 #: error codes of `scan_fields` / `repeated_varints`
 OK = 0
@@ -255,22 +255,3 @@ def list_find(l_table, l_hash, l_start, l_len, arena, lh, lst, a, b):
             if same:
                 return slot, g
         slot = (slot + np.uint64(1)) & mask
-
-
-@njit(cache=True, nogil=True, inline="always")
-def trie_node(table, n_parent, n_frame, n_hash, nn, parent, frame, seed):
-    """The stack trie's node (``parent``, ``frame``) (`trie_find`), added when new: node ``nn``
-    (the node arrays grown by doubling, the table by `textscan.table_put`).  Returns (node, the
-    node arrays, node count, table)."""
-    h, slot, node = trie_find(table, n_parent, n_frame, parent, frame, seed)
-    if node < 0:
-        if nn == n_parent.shape[0]:
-            n_parent = grow_i64(n_parent, nn + 1)
-            n_frame = grow_i64(n_frame, nn + 1)
-            n_hash = grow_u64(n_hash, nn + 1)
-        n_parent[nn] = parent
-        n_frame[nn] = frame
-        n_hash[nn] = h
-        node = nn
-        table, nn = table_put(table, slot, n_hash, nn)
-    return node, n_parent, n_frame, n_hash, nn, table
