@@ -197,8 +197,10 @@ def test_hostile(name):
 
 def test_byte_kernels_against_python():
     """textscan's 8- and 32-byte helpers against plain Python on random spans: common_prefix,
-    span_hash (equal bytes at any offset hash alike), the packed-copy comparison, peel_lanes."""
+    span_hash (equal bytes at any offset hash alike), the packed-copy comparison, an arena's growth, a
+    table's size, peel_lanes."""
     from tracevis3d.kernels import textscan as ts
+    from tracevis3d.kernels.inline_bytes import to_arena
 
     rng = random.Random(3)
     raw = bytes(rng.choice(b"ab;\n ") for _ in range(3000))
@@ -213,9 +215,13 @@ def test_byte_kernels_against_python():
         assert ts.common_prefix(buf, a, b, lim) == q
         ln = rng.randrange(0, min(70, n - max(a, b)))
         assert ts.span_hash(buf, a, a + ln, np.uint64(7)) == ts.span_hash(buf, a + n, a + n + ln, np.uint64(7))
-        arena = ts.to_arena(np.zeros(16, np.uint8), 0, buf, b, b + ln, b, b)
+        arena = ts.grow_u8(np.zeros(4, np.uint8), ln + 8, 0)  # (room for the copy and 8 bytes of slack)
+        assert to_arena(arena, 0, buf, b, b + ln) == ln
         assert ts.same_as_arena(arena, 0, buf, a, ln) == (raw[a:a + ln] == raw[b:b + ln])
     hashes = {int(ts.span_hash(buf, k, k + 9, np.uint64(7))) for k in range(2000)}
+    grown = ts.grow_u8(np.arange(10, dtype=np.uint8), 15, 6)  # an arena's growth: its bytes used kept, the rest 0
+    assert grown.tolist() == list(range(6)) + [0] * 14
+    assert [ts.table_size_for(n, 64) for n in (0, 32, 33, 128, 129)] == [64, 64, 256, 256, 1024]
     assert len(hashes) == len({raw[k:k + 9] for k in range(2000)})
     # peel_lanes: frames 0, 1 are lane frames; trie 0:(-1,0) 1:(0,2) 2:(0,1) 3:(2,2) 4:(-1,2)
     lane, parent = ts.peel_lanes(np.array([-1, 0, 0, 2, -1]), np.array([0, 2, 1, 2, 2]), np.array([True, True, False]))

@@ -71,3 +71,30 @@ def test_comm_with_spaces_and_cpu():
     t = load_bytes(data, source="x", format="perf-script", warn=False)
     assert t.thread_names == ["V8 WorkerThread"] and int(t.thread_pid[0]) == 24636 and int(t.thread_tid[0]) == 25607
     assert calls_of(t) == naive_perf(data.decode())
+
+
+def test_events_past_every_first_capacity():
+    """A file that outgrows every table the scan starts with (`perf_scan._perf_run` stops before
+    an event that needs more room, its caller grows them, the event is read again): 150 threads,
+    300 event names, 5,000 distinct frames with long names, 2,000 samples, a 700-deep stack,
+    comments among the frame lines, against the naive twin."""
+    import random
+
+    rng = random.Random(11)
+    out = []
+    for ev in range(2000):
+        th = rng.randrange(150)
+        name = "cycles" if ev == 0 or rng.random() < 0.7 else f"ev{rng.randrange(300)}"
+        out.append(f"comm {th} {th + 1}/{th + 2} [00{ev % 4}] {ev}.{ev % 1000:06d}: 1000 {name}: ")
+        depth = 700 if ev == 1500 else rng.choice([1, 3, 8, 30])
+        base = rng.randrange(5000)
+        for k in range(depth):
+            if rng.random() < 0.01:
+                out.append("# a comment among the frames")
+            sym = (base + k * 7 + (ev if k == 0 else 0)) % 5000  # (its dso one of its own: the twin keys by name)
+            out.append(f"\t    {k * 16 + 0x1000:x} {'f' * 40}{sym}+0x{k % 97:x} (/usr/lib/lib{sym % 9}.so)")
+        out.append("")
+    text = "\n".join(out)
+    t = load_bytes(text.encode(), source="x", format="perf-script", warn=False)
+    assert len(t.thread_names) > 140 and len(t.meta["perf_events"]) == 256  # (the names told apart)
+    assert calls_of(t) == naive_perf(text)

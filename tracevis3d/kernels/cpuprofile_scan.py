@@ -22,7 +22,7 @@ children and lines are read, call frame names that are not strings, keys with es
 UTF-8 (`utf8_ok`).  What is taken is exactly what those readers read.
 
 Interning: keyed hashes (`textscan.span_hash`) in open addressing, every hit compared byte by
-byte (with a copy in an arena, `textscan.to_arena`), so ids never depend on the hash.
+byte (with a copy in an arena, `inline_bytes.to_arena`), so ids never depend on the hash.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 (`line_end`), an event line's fields (`perf_header`), a frame line's symbol and dso
 (`perf_frame`; ``(inlined)`` frames: `is_inlined`, `parse_address`), the frame lines of an event and
 a hash of its callers' lines (`block`), a frame interned (`intern_frame`: keyed hash, every hit
-compared byte by byte with a packed copy, `textscan.to_arena`).  The line readers neither make
+compared byte by byte with a packed copy, `inline_bytes.to_arena`).  The line readers neither make
 arrays nor count references (``_nrt=False``; their hashing and comparing inlined:
 `inline_bytes`): a call that counts them costs two atomic operations per array.
 """
@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .inline_bytes import hash_bytes
-from .textscan import K1, K2, grow_i64, grow_u64, mix64, same_as_arena, table_put, to_arena, either_mask32, load_u64
+from .inline_bytes import hash_bytes, to_arena
+from .textscan import K1, K2, mix64, same_as_arena, either_mask32, load_u64
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -196,7 +196,7 @@ def perf_header(buf, p, e):
 @njit(cache=True, nogil=True, _nrt=False)
 def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0, d1):
     """Probe ``table`` for the frame (``buf[s0:s1]``, ``buf[d0:d1]``) among frames whose symbol
-    and dso bytes are kept one after the other in ``arena`` (`to_arena`) from ``a_off``; a
+    and dso bytes are kept one after the other in ``arena`` (`intern_frame`) from ``a_off``; a
     frame's spans in the file are (k0, k1) and (k2, k3).  Returns (slot, id or -1, probes)."""
     mask = np.uint64(table.shape[0] - 1)
     slot = h & mask
@@ -214,35 +214,29 @@ def _find_frame(table, hashes, a_off, k0, k1, k2, k3, arena, buf, h, s0, s1, d0,
         slot = (slot + np.uint64(1)) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used,
                   nf, f_table):
     """The id of frame (symbol ``buf[s0:s1]``, dso ``buf[d0:d1]``), added (first seen on line
-    ``lineno``) when new.  Returns (id, probes, then the frame table's arrays, arena, its bytes
-    used, count and hash table: grown ones are new arrays)."""
+    ``lineno``, its bytes packed in ``arena`` at ``a_used``) when new.  The frame table's arrays,
+    the arena and the hash table have room for it (`perf_scan._perf_run` checks before each
+    event): nothing is grown here, so the scan's loop rebinds no array.  Returns (id, probes,
+    the arena's bytes used, the frames' count)."""
     h = mix64(hash_bytes(buf, s0, s1, basis) ^ (hash_bytes(buf, d0, d1, basis) * K2))
     slot, fid, pr = _find_frame(f_table, f_hash, f_aoff, f_s0, f_s1, f_d0, f_d1, arena, buf, h, s0, s1, d0, d1)
     if fid < 0:
-        if nf == f_s0.shape[0]:
-            f_s0 = grow_i64(f_s0, nf + 1)
-            f_s1 = grow_i64(f_s1, nf + 1)
-            f_d0 = grow_i64(f_d0, nf + 1)
-            f_d1 = grow_i64(f_d1, nf + 1)
-            f_line = grow_i64(f_line, nf + 1)
-            f_hash = grow_u64(f_hash, nf + 1)
-            f_aoff = grow_i64(f_aoff, nf + 1)
-        arena = to_arena(arena, a_used, buf, s0, s1, d0, d1)
         f_aoff[nf] = a_used
-        a_used += (s1 - s0) + (d1 - d0)
+        a_used = to_arena(arena, to_arena(arena, a_used, buf, s0, s1), buf, d0, d1)
         f_s0[nf] = s0
         f_s1[nf] = s1
         f_d0[nf] = d0
         f_d1[nf] = d1
         f_line[nf] = lineno
         f_hash[nf] = h
+        f_table[slot] = nf
         fid = nf
-        f_table, nf = table_put(f_table, slot, f_hash, nf)
-    return fid, pr, f_s0, f_s1, f_d0, f_d1, f_line, f_hash, f_aoff, arena, a_used, nf, f_table
+        nf += 1
+    return fid, pr, a_used, nf
 
 
 _INLINED = np.frombuffer(b"inlined", np.uint8)
@@ -252,12 +246,12 @@ _INLINED = np.frombuffer(b"inlined", np.uint8)
 def is_inlined(buf, d0, d1):
     """Whether the dso span ``buf[d0:d1]`` is perf's ``inlined`` mark: ``perf script --inline``
     writes a frame inlined into the next one as ``addr sym+off (inlined)``, with no dso."""
-    if d1 - d0 != 7:
-        return False
-    for q in range(7):
-        if buf[d0 + q] != _INLINED[q]:
-            return False
-    return True
+    same = d1 - d0 == 7
+    q = 0
+    while same and q < 7:
+        same = buf[d0 + q] == _INLINED[q]
+        q += 1
+    return same
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -15,7 +15,7 @@ times; Go aggregates, and its stacks share long root sides):
 
 - a sample whose message bytes equal an earlier sample's takes that one's leaf and value
   without reading its fields (keyed hash of the bytes, every hit compared byte by byte in its
-  table row or with a copy kept in an arena: `textscan.to_arena`);
+  table row or with a copy kept in an arena: `inline_bytes.to_arena`);
 - a frame list equal to an earlier one takes its leaf (`protowire.list_find`: keyed hash, every
   hit compared entry by entry), and a new list is walked only from where it leaves the
   previous walked list's root side.
@@ -31,8 +31,8 @@ from numba import njit
 from .pprof_fields import sample_fields, sample_frames, skip_checked
 from .protowire import OK, list_find, list_hash, read_varint_i as read_varint, trie_find
 from .inline_bytes import hash_bytes
-from .textscan import (FNV_BASIS, WORD_MASK, grow_i64, grow_u64, load_u64, new_table, regrow_rows, same_as_arena,
-                       table_of)
+from .textscan import (FNV_BASIS, WORD_MASK, grow_i64, grow_u64, grow_u8, load_u64, new_table, regrow_rows,
+                       same_as_arena, table_of, table_size_for)
 
 __all__ = ["sample_stacks"]
 
@@ -115,15 +115,6 @@ def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent,
  _S_CODE, _S_WHERE, _S_NEED_F, _S_NEED_BYTES) = range(16)
 #: why `_stacks_run` stopped: every sample read, a sample needs room, a malformed sample
 _S_DONE, _S_ROOM, _S_ERROR = 0, 1, 2
-
-
-@njit(cache=True, nogil=True)
-def table_size_for(n, slots):
-    """The slots of an open-addressing table for ``n`` keys at most half full: ``slots`` times
-    4 until they fit (as `textscan.table_put` grows one)."""
-    while 2 * n > slots:
-        slots *= 4
-    return slots
 
 
 @njit(cache=True, nogil=True)
@@ -295,9 +286,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
         while 2 * (nb + 1) > b_rows.shape[0]:
             b_rows = regrow_rows(b_rows)
         if b_used + st[_S_NEED_BYTES] > b_arena.shape[0]:
-            a2 = np.zeros(max(2 * b_arena.shape[0], b_used + st[_S_NEED_BYTES]), np.uint8)
-            a2[:b_used] = b_arena[:b_used]
-            b_arena = a2
+            b_arena = grow_u8(b_arena, b_used + st[_S_NEED_BYTES], b_used)
         if nf > fl.shape[0]:
             fl = grow_i64(fl, nf)
         if nf > rf.shape[0]:

@@ -214,6 +214,23 @@ def grow_f64(a, need):
     return b
 
 
+@njit(cache=True, nogil=True)
+def grow_u8(a, need, used):
+    """A new zeroed uint8 array of max(2 len(a), need) bytes holding ``a[:used]`` in front (an arena's growth)."""
+    b = np.zeros(max(2 * a.shape[0], need), np.uint8)
+    b[:used] = a[:used]
+    return b
+
+
+@njit(cache=True, nogil=True)
+def table_size_for(n, slots):
+    """The slots of an open-addressing table for ``n`` keys at most half full: ``slots`` times
+    4 until they fit (as `table_put` grows one)."""
+    while 2 * n > slots:
+        slots *= 4
+    return slots
+
+
 @njit(cache=True, nogil=True, inline="always")
 def new_table(cap, slots):
     """Four empty int64 columns and a hash column of ``cap`` rows, and an empty open-addressing
@@ -295,22 +312,6 @@ def same_as_arena(arena, a, buf, b, ln):
         if arena[a + x] != buf[b + x]:
             return False
     return True
-
-
-@njit(cache=True, nogil=True)
-def to_arena(arena, used, buf, s0, s1, d0, d1):
-    """``arena`` (grown when needed, 8 bytes of slack kept at its end) with ``buf[s0:s1]`` and
-    ``buf[d0:d1]`` (a frame's symbol and dso; d0 == d1 for a frame of one span) appended at
-    ``used``.  The scans compare a hit's bytes with these packed copies, which stay in cache,
-    instead of with the frame's first appearance far back in the file."""
-    need = used + (s1 - s0) + (d1 - d0) + 8
-    if need > arena.shape[0]:
-        a2 = np.zeros(max(2 * arena.shape[0], need), np.uint8)
-        a2[:used] = arena[:used]
-        arena = a2
-    arena[used: used + s1 - s0] = buf[s0:s1]
-    arena[used + s1 - s0: used + s1 - s0 + d1 - d0] = buf[d0:d1]
-    return arena
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -758,9 +759,7 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
             f_line = grow_i64(f_line, nf + need_m)
             f_aoff = grow_i64(f_aoff, nf + need_m)
         if a_used + st[_C_NEED_BYTES] > arena.shape[0]:
-            a2 = np.zeros(max(2 * arena.shape[0], a_used + st[_C_NEED_BYTES]), np.uint8)
-            a2[:a_used] = arena[:a_used]
-            arena = a2
+            arena = grow_u8(arena, a_used + st[_C_NEED_BYTES], a_used)
         while 2 * (nf + need_m) > f_table.shape[0]:
             f_table = _regrow_rows(f_table, basis, False)
         if nn + need_m > n_parent.shape[0]:
