@@ -17,7 +17,7 @@ from .gamma import splitmix64
 from .setjoin import overlap_similarity
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def bin_of(t, t0, width, n_bins):
     """The bin of time ``t``: floor((t - t0) / width) clamped to [0, n_bins); bin 0 when ``width`` <= 0."""
     b = int((t - t0) / width) if width > 0 else 0
@@ -46,7 +46,7 @@ def _test(x, v, tol, mode):
     return x + tol >= v
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _first_true(a, lo, hi, v, tol, mode):
     """Smallest j in [lo, hi) with `_test`(a[j]) (hi if none), binary search."""
     while lo < hi:
@@ -58,7 +58,7 @@ def _first_true(a, lo, hi, v, tol, mode):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def gallop_up(a, lo, hi, v, tol, mode):
     """`_first_true` over [lo, hi), probing lo, lo+1, lo+3, lo+7, ... first:
     O(log distance) when the answer is near lo."""
@@ -182,7 +182,7 @@ def sweep_calls(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, 
     segment_ends(l0, l1, o_large, s, kept, diff_large, u)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def sweep_pair(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small,
                 tol_large, diff_small, diff_large, u):
     """All call pairs of one class pair, iterating the side with fewer calls

@@ -31,7 +31,7 @@ from .overview_rows import row_key, row_overview
 OVERVIEW_PARTS = 16
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def add_row(v, n, mq, ms, mu, inv_theta, oc, loc, bins_a, bins_b1, diff_b):
     """A row v's ``n`` kept matches (B rows ``mq``, J / p ``ms``, 1 / p ``mu``) added to the
     overview by `overview_rows.row_overview`, with the fused join's constants ``oc`` (ptr_a,

@@ -59,7 +59,7 @@ def overview_row_constants(ptr_a, time_a, ptr_b, time_b, span_a, span_b, n_bins)
     return csum_a, bin_a, csum_b, x1_b, bin1_b
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _bin_row(loc, m, time_a, bin_a, f0, bins_a):
     """The row's calls f0 .. f0+m−1 into their bins: per call the prefix sum of its local
     difference array (earlier, aligned, later, c, d), δ = t·c + d (as `overview._bin_accumulated`)."""
@@ -95,7 +95,7 @@ def row_key(r):
 ROW_SALT, ROW_SALT_B = 0x243F6A8885A308D3, 0x13198A2E03707344
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_large, s, tol_small, tol_large,
                        diff_small, diff_large, pc, key):
     """`overview.sweep_pair` over a threshold sample of the small side's calls: call i is
@@ -109,7 +109,7 @@ def sweep_pair_sampled(small_t, s0, s1, o_small, large_t, l0, l1, o_large, csum_
                  diff_small, diff_large, w, pc, key)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def row_overview(r, n, mq, ms, mu, x1_b, bin1_b, ptr_a, time_a, csum_a, bin_a, ptr_b, time_b, csum_b, tol_a, tol_b, loc,
                  bins_a, bins_b1, diff_b, inv_theta, key_r):
     """Add the matches of A row r (its calls ``time_a[ptr_a[r]:ptr_a[r+1]]``, sorted) with the

@@ -121,7 +121,7 @@ def ranked_sets(set_ptr, set_items, classes, rank):
     return ptr, items
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def first_greater(a, lo, hi, v):
     """Smallest j in [lo, hi) with a[j] > v (hi if none); a sorted ascending."""
     while lo < hi:
@@ -133,7 +133,7 @@ def first_greater(a, lo, hi, v):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def min_overlap(nx, ny, tau):
     """Smallest o with o / (nx + ny − o) > tau in float64 (the test every twin
     uses); J is increasing in the overlap, so J > τ ⇔ |x ∩ y| ≥ min_overlap."""

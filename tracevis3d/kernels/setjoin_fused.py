@@ -126,7 +126,7 @@ def _room(lst, i, need):
     return a
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _prune(cq, cr, cs, n, rej):
     """In place: keep the column candidates (size rank, row, J) with J ≥ the part's cutoff of
     their column (``rej``, −1 while the part's list holds fewer than k calls); returns their

@@ -66,7 +66,7 @@ def need_by_total(n_total, tau):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, alpha, hits8, extra, cand,
                 run_lo, run_need, run_max, run_any):
     """One pass over the window [k0, k1) (B size ranks) of a row with |x| = ``nx`` and ``cr``
@@ -76,7 +76,6 @@ def window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, al
     ``cand[k]`` = m_k ∧ float32(c_k) ≥ ``alpha[k]``·float32(nx + |y_k|) (written over the whole
     window); per run j: ``run_lo[j]`` its first rank, ``run_need[j]``, ``run_max[j]`` = max c_k,
     ``run_any[j]`` = any cand.  Returns (runs, Σ m_k·``count_k[k]``)."""
-    need_c = np.empty(1, cnt.dtype)
     top = np.iinfo(cnt.dtype).max
     n_runs = 0
     w = 0
@@ -84,8 +83,7 @@ def window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, al
     while k < k1:
         e = min(run_end[k], k1)
         ny = b_size_sorted[k]
-        need_c[0] = min(need_t[nx + ny], min(nx, ny) + 1, top)   # (no overlap exceeds min(nx, ny))
-        need = need_c[0]
+        need = cnt.dtype.type(min(need_t[nx + ny], min(nx, ny) + 1, top))  # (no overlap exceeds min(nx, ny))
         tot = np.float32(nx + ny)
         # indexed by unsigned positions of the whole arrays: no negative-index wrap, so the
         # loops vectorise, and no slice per run (a slice is a new array whose reference count,
@@ -127,7 +125,7 @@ def window_pass(nx, cr, k0, k1, need_t, b_size_sorted, run_end, cnt, count_k, al
     return n_runs, w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_size_sorted, cnt, top, out_k,
                    out_s):
     """The matches of a row that can be in its tiers, from `window_pass`' runs: T = the
@@ -174,7 +172,7 @@ def row_candidates(nx, top_k, n_runs, run_lo, run_need, run_max, k1, run_end, b_
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, rn, tq, ts):
     """A row's tier entries from its candidates (`row_candidates`, or all its matches):
     the cutoff of its ``top_k`` best distinct similarities with their calls
@@ -207,7 +205,7 @@ def row_tier_entries(n, cand_k, cand_s, count_k, top_k, b_by_size, direct, rs, r
     return n_t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def column_pairs(n, ks, ss, cr, top_k, rej, alpha, col_s, col_n, col_nt, cand_q, cand_s):
     """A row's pairs (its ``cr`` calls, columns ``ks[:n]`` at J = ``ss[:n]``), in order, each
     added to its column's part list (the ``top_k`` best distinct similarities with calls, as
@@ -267,7 +265,7 @@ def uniform(seed, i):
     return np.float64(splitmix64(seed + np.uint64(i)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def sample_positions(k0, k1, p0, heavy_bits, heavy_ptr, heavy_k, heavy_calls, seed, pos):
     """Window positions k in [k0, k1), each drawn independently with probability
     p_k = min(1, p₀·calls(y_k)), 0 < p₀ < 1, in two disjoint layers:
