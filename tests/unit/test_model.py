@@ -74,6 +74,37 @@ def test_check_dtypes_and_overlapping_siblings():
         u.check()
 
 
+def test_check_names_bad_object_and_argument_offsets():
+    """The CSR offsets of objects and args: a trace without objects whose offsets are not all 0, a
+    decreasing offset where there are objects, args' offsets or calls out of order (`_check`)."""
+    t = small()
+    t.obj_ptr = np.array([0, 0, 1, 1, 0, 0, 0], t.obj_ptr.dtype)  # ends at 0 = len(obj_ids), but rises on the way
+    with pytest.raises(TraceInvariantError, match="obj_ptr"):
+        t.check()
+    t = small()
+    t.obj_ids = np.array([0, 0], t.obj_ids.dtype)
+    t.object_names = ["lock"]
+    t.obj_ptr = np.array([0, 2, 1, 2, 2, 2, 2], t.obj_ptr.dtype)
+    with pytest.raises(TraceInvariantError, match="obj_ptr"):
+        t.check()
+    t.obj_ptr = np.array([0, 1, 1, 2, 2, 2, 2], t.obj_ptr.dtype)
+    assert t.check() is t and list(t.objects_of(0)) == ["lock"]
+    t = small()
+    t.args_call = np.array([3, 1], t.args_call.dtype)
+    t.args_ptr = np.array([0, 1, 2], t.args_ptr.dtype)
+    t.args_blob = np.zeros(2, t.args_blob.dtype)
+    with pytest.raises(TraceInvariantError, match="args_call"):
+        t.check()
+    t.args_call = np.array([1, 3], t.args_call.dtype)
+    t.args_ptr = np.array([0, 2, 2], t.args_ptr.dtype)
+    t.args_blob = np.zeros(2, t.args_blob.dtype)
+    t.check()
+    t.args_ptr = np.array([0, 2, 1], t.args_ptr.dtype)
+    t.args_blob = np.zeros(1, t.args_blob.dtype)
+    with pytest.raises(TraceInvariantError, match="args_ptr"):
+        t.check()
+
+
 def test_subset():
     t = small()
     s = t.subset(thread="Worker").check()
