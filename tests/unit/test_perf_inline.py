@@ -49,3 +49,24 @@ def test_inlined_frame_takes_the_dso_of_its_address():
                            ("p", ("start", "lib_inl", "main", "outer"), 0.0, 1.0),
                            ("p", ("start", "lib_inl", "main"), 0.0, 1.0), ("p", ("start", "lib_inl"), 0.0, 1.0),
                            ("p", ("start",), 0.0, 1.0), ("p", ("leaf",), 1.0, 2.0)}
+
+
+def test_a_run_of_inlined_frames_past_the_first_room():
+    """300 inlined frames in a row (more than the scan keeps room for at first: `perf_scan`
+    grows it to the count of lines ending in ``(inlined)``, `perf_lines.block`), a comment among
+    them, then the frame they were inlined into: each takes its dso; twice, the second event
+    after a comment that interrupts its chain."""
+    chain = "".join(f"\t 11b6 inl{k}+0x2 (inlined)  \n" + ("# a comment\n" if k == 150 else "") for k in range(300))
+    data = (f"p 1 1.0: 1 cycles:\n{chain}\t 11b6 outer+0x2 (/bin/a)\n\t 22 main (/bin/a)\n\n"
+            f"p 1 1.1: 1 cycles:\n{chain}\t 11b6 outer+0x9 (/bin/a)\n\t 22 main (/bin/a)\n").encode()
+    import numpy as np
+
+    from tracevis3d.kernels.perf_lines import block
+
+    lines = np.frombuffer((chain.replace("# a comment\n", "") + "\t 9 a foo(inlined)\n\t 9 b (x)\n").encode(), np.uint8)
+    assert block(lines, 0, lines.size, np.uint64(1))[-1] == 301  # (an overcount is only room: "foo(inlined)")
+    t = load_bytes(data, source="x", format="perf-script", warn=False)
+    assert set(zip(t.function_names, t.function_files)) == {(f"inl{k}", "/bin/a") for k in range(300)} | {
+        ("outer", "/bin/a"), ("main", "/bin/a")}
+    leaf_first = tuple(f"inl{k}" for k in range(300)) + ("outer", "main")
+    assert calls_of(t) == {("p", leaf_first[k:][::-1], 0.0, 2.0) for k in range(302)}

@@ -240,6 +240,8 @@ def intern_frame(buf, s0, s1, d0, d1, lineno, basis, f_s0, f_s1, f_d0, f_d1, f_l
 
 
 _INLINED = np.frombuffer(b"inlined", np.uint8)
+#: the 8 bytes "(inlined" as one little-endian word (`block`)
+_INLINED_WORD = np.uint64(int.from_bytes(b"(inlined", "little"))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -271,9 +273,11 @@ def block(buf, pos, hi, basis):
     many, the end of the first, where the line after them starts, whether that line ends the
     event: a blank line, an event line or the end, not a comment, which the scan reads past;
     a keyed hash of the lines after the first: each one's length and first 16 bytes, where
-    its address is, folded in; equal lines have equal hashes, the bytes are compared after)."""
+    its address is, folded in; equal lines have equal hashes, the bytes are compared after;
+    how many end in ``(inlined)``, at most the frames an event keeps waiting: `is_inlined`)."""
     q = pos
     n = 0
+    n_inlined = 0
     first_end = np.int64(-1)
     h = basis
     while q < hi:
@@ -288,6 +292,11 @@ def block(buf, pos, hi, basis):
         if blank:
             break
         n += 1
+        z = e
+        while z > q and is_ws(buf[z - 1]):
+            z -= 1
+        if z - q >= 9 and buf[z - 1] == 41 and load_u64(buf, z - 9) == _INLINED_WORD:  # "(inlined" ")"
+            n_inlined += 1
         if n == 1:
             first_end = e
         elif q + 16 <= buf.shape[0] and e - q >= 16:
@@ -295,4 +304,4 @@ def block(buf, pos, hi, basis):
         else:
             h = mix64(h ^ hash_bytes(buf, q, e, basis))
         q = e + 1
-    return n, first_end, q, q >= hi or buf[q] != 35, h
+    return n, first_end, q, q >= hi or buf[q] != 35, h, n_inlined

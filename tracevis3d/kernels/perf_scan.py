@@ -213,22 +213,25 @@ def _frame_to_chain(buf, p, e, s0, s1, d0, d1, lineno, basis, chain, nc, pend, n
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _event_extent(buf, q, hi, n, basis):
+def _event_extent(buf, q, hi, n, n_inlined, basis):
     """An event's frame lines interrupted by a comment line at ``q`` (`block` stopped there):
-    ``n`` (those before it) plus those after, past every comment, and where its lines end."""
+    ``n`` (those before it) plus those after, past every comment, the same of those that end
+    in ``(inlined)`` (``n_inlined`` before it), and where its lines end."""
     while True:
         q = line_end(buf, q, hi) + 1  # past the comment
-        m, _, q, ends, _ = block(buf, q, hi, basis)
+        m, _, q, ends, _, m_inlined = block(buf, q, hi, basis)
         n += m
+        n_inlined += m_inlined
         if ends:
-            return n, min(q, hi)
+            return n, n_inlined, min(q, hi)
 
 
 #: `_perf_run`'s state (`perf_scan`): next byte, line number, threads, event names, frames, the
 #: arena's bytes used, trie nodes, samples, callers' rows, the previous stack (its length, its
-#: thread), the chosen event, probes, lookups; what the event that stopped it needs (frames, bytes)
+#: thread), the chosen event, probes, lookups; what the event that stopped it needs (frames, bytes,
+#: frames marked inlined); its length
 (_P_POS, _P_LINENO, _P_NT, _P_NE, _P_NF, _P_AUSED, _P_NN, _P_NS, _P_NX, _P_PREV_N, _P_PREV_THREAD, _P_CHOSEN,
- _P_PROBES, _P_LOOKUPS, _P_NEED_FRAMES, _P_NEED_BYTES) = range(16)
+ _P_PROBES, _P_LOOKUPS, _P_NEED_FRAMES, _P_NEED_BYTES, _P_NEED_INLINED, _P_LEN) = range(18)
 #: why `_perf_run` stopped: every line read, an event needs room, the probes past their budget
 _P_DONE, _P_ROOM, _P_FLOOD = 0, 1, 2
 #: the event names told apart (the rest counted as none)
@@ -361,21 +364,22 @@ def _perf_run(buf, hi, basis, max_depth, want, t_c0, t_c1, t_pid, t_tid, t_hash,
         if eid != chosen or eid < 0:
             continue
         # a kept event: its frame lines (a comment among them: `_event_extent`), then room for all it may add
-        n_lines, first_end, after, ends, lines_hash = block(buf, pos, hi, basis)
+        n_lines, first_end, after, ends, lines_hash, n_inlined = block(buf, pos, hi, basis)
         n_frames, ev_end = n_lines, min(after, hi)
         if not ends:
-            n_frames, ev_end = _event_extent(buf, after, hi, n_lines, basis)
+            n_frames, n_inlined, ev_end = _event_extent(buf, after, hi, n_lines, n_inlined, basis)
         need_f = n_frames + 1  # (and the frame on its event line)
         need_bytes = (ev_end - pos) + (e - p) + 8
         if (nt + 1 > t_c0.shape[0] or 2 * (nt + 1) > t_table.shape[0] or nf + need_f > f_s0.shape[0]
                 or 2 * (nf + need_f) > f_table.shape[0] or a_used + need_bytes > arena.shape[0]
                 or nn + need_f + 1 > n_parent.shape[0] or 2 * (nn + need_f + 1) > n_table.shape[0]
-                or need_f > chain.shape[0] or need_f > prev_ids.shape[0] or need_f > pend.shape[0]
+                or need_f > chain.shape[0] or need_f > prev_ids.shape[0] or n_inlined > pend.shape[0]
                 or ns + 1 > s_thread.shape[0] or 2 * (nx + 1) > x_rows.shape[0]):
             counts[1] -= 1  # (read again once grown)
             e_cnt[eid] -= 1
             st[_P_NEED_FRAMES] = need_f
             st[_P_NEED_BYTES] = need_bytes
+            st[_P_NEED_INLINED] = n_inlined
             lineno -= 1
             pos = p
             in_event = False
@@ -471,7 +475,7 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
     x_rows = np.full((1024, 6), -1, np.int64)  # events' callers (`_suffix_probe`)
     counts = np.zeros(10, np.int64)
     counts[3:8:2] = -1  # (the first lines of what counts[2], [4], [6] count)
-    st = np.zeros(16, np.int64)
+    st = np.zeros(_P_LEN, np.int64)
     st[_P_POS] = lo
     st[_P_PREV_THREAD] = -2
     st[_P_CHOSEN] = -1
@@ -521,8 +525,8 @@ def perf_scan(buf, lo, hi, seed, max_depth, want):
         if need_f > prev_ids.shape[0]:
             prev_ids = grow_i64(prev_ids, need_f)
             prev_nodes = grow_i64(prev_nodes, need_f)
-        if need_f > pend.shape[0]:
-            pend = np.empty((max(2 * pend.shape[0], need_f), 6), np.int64)  # (empty between events)
+        if st[_P_NEED_INLINED] > pend.shape[0]:  # (empty between events)
+            pend = np.empty((max(2 * pend.shape[0], st[_P_NEED_INLINED]), 6), np.int64)
         if ns + 1 > s_thread.shape[0]:
             s_thread = grow_i64(s_thread, ns + 1)
             s_node = grow_i64(s_node, ns + 1)
