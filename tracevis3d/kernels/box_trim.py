@@ -46,21 +46,25 @@ def _still_reaching(act, n_act, x1, xs):
     return w
 
 
-@njit(cache=True, nogil=True)
-def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
-    """(first, second) index pairs of overlapping boxes of which one at least is movable,
-    in sweep order (``order``: the boxes by (lane, x0))."""
+#: `_pairs_run`'s state: the active boxes of each kind, the pairs found, the lane swept, the
+#: fixed list's bound
+_ST_NF, _ST_NM, _ST_PAIRS, _ST_LANE, _ST_LIMIT = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _pairs_run(k0, st, order, lane, x0, x1, z0, z1, movable, act_fixed, act_mov, pa, pb):
+    """`_overlap_pairs`' sweep from box ``order[k0]`` on, its state in ``st``, until every box
+    is swept or the pairs' arrays may lack room for a box's pairs (at most the boxes active
+    before it: it is left for the caller, which grows them).  Rebinds no array and counts no
+    reference (a loop that may rebind one raises and drops every such array's count on every
+    pass).  Returns the next box's place in ``order``."""
     n = order.shape[0]
-    act_fixed = np.empty(n, np.int64)
-    act_mov = np.empty(n, np.int64)
-    nf = 0
-    nm = 0
-    pa = np.empty(16, np.int64)
-    pb = np.empty(16, np.int64)
-    npairs = 0
-    cur_lane = -1
-    limit = 64
-    for k in range(n):
+    nf, nm, npairs, cur_lane, limit = st[_ST_NF], st[_ST_NM], st[_ST_PAIRS], st[_ST_LANE], st[_ST_LIMIT]
+    cap = pa.shape[0]
+    k = k0
+    while k < n:
+        if npairs + nf + nm > cap:
+            break
         i = order[k]
         if lane[i] != cur_lane:
             cur_lane = lane[i]
@@ -78,8 +82,6 @@ def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
             for t in range(m):
                 j = act_fixed[t] if pass_ == 0 else act_mov[t]
                 if x1[j] > xs and x1[i] > x0[j] and min(z1[i], z1[j]) > max(z0[i], z0[j]):
-                    if npairs == pa.shape[0]:
-                        pa, pb = grown(pa, npairs + 1), grown(pb, npairs + 1)
                     pa[npairs] = j
                     pb[npairs] = i
                     npairs += 1
@@ -92,6 +94,32 @@ def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
             if nf > limit:  # keep the fixed list to the boxes still reaching past this start
                 nf = _still_reaching(act_fixed, nf, x1, xs)
                 limit = max(64, 2 * nf)
+        k += 1
+    st[_ST_NF], st[_ST_NM], st[_ST_PAIRS], st[_ST_LANE], st[_ST_LIMIT] = nf, nm, npairs, cur_lane, limit
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _overlap_pairs(order, lane, x0, x1, z0, z1, movable):
+    """(first, second) index pairs of overlapping boxes of which one at least is movable,
+    in sweep order (``order``: the boxes by (lane, x0)): `_pairs_run`, the pairs' arrays
+    grown between its runs."""
+    n = order.shape[0]
+    act_fixed = np.empty(n, np.int64)
+    act_mov = np.empty(n, np.int64)
+    pa = np.empty(16, np.int64)
+    pb = np.empty(16, np.int64)
+    st = np.zeros(5, np.int64)
+    st[_ST_LANE] = -1
+    st[_ST_LIMIT] = 64
+    k = 0
+    while True:
+        k = _pairs_run(k, st, order, lane, x0, x1, z0, z1, movable, act_fixed, act_mov, pa, pb)
+        if k >= n:
+            break
+        need = st[_ST_PAIRS] + st[_ST_NF] + st[_ST_NM]
+        pa, pb = grown(pa, need), grown(pb, need)
+    npairs = st[_ST_PAIRS]
     return pa[:npairs], pb[:npairs]
 
 

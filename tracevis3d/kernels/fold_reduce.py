@@ -47,63 +47,29 @@ def whole_subtrees(flag, parent):
     return flag
 
 
-@njit(cache=True, nogil=True)
-def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, named_px, k_max, max_work,
-                  in_first, in_count, in_a, in_b, in_u):
-    """Which calls the reduced tree keeps, and the frontier of each summarised subtree.
+#: `_tiny_run`'s state: the pools' pairs, the calls visited by tries, the room ``best`` needs
+_T_POOL, _T_WORK, _T_NEED = 0, 1, 2
 
-    A call i is *fixed* when ``name_px[i] < named_px``, ``width_px[i] < named_px`` and not
-    ``wide[i]``; a *tiny root* is a fixed call, every call of whose subtree is fixed, whose
-    parent is kept.  For a tiny root r, with f = infra | passing: per call c of its
-    subtree (pre-order, c ≠ r, parent p) a[c] = a[p] + (not f[c]) and
-    b[c] = b[p] + (f[c] and not f[p]), a[r] = b[r] = 0; its frontier is the set of pairs
-    (a, b) not dominated by another pair (a' ≥ a and b' ≥ b); when it has at most ``k_max``
-    pairs (and the counts fit int16), r is kept and the rest of its subtree dropped, else r
-    is kept without a frontier and its children are tried in turn.  Once ``max_work`` calls
-    have been visited by such tries, no more subtrees are tried (the rest is kept whole).
 
-    The chains of folded calls the dropped calls continue need no summary: the placement
-    asks of a chain only whether it is one call long (`kernels.fold.place_folded_levels`),
-    and that the kept root r decides (folded, it makes its folded parent's chain longer than
-    one with or without what lies under it; its own band is of class 0, whatever its length).
-
-    Envelopes in (``in_first``, ``in_count`` per call into the pools ``in_a``, ``in_b``,
-    ``in_u``; all counts 0: none): a call c of a summarised subtree with an envelope adds
-    the pairs (a[c] + a' + u', b[c] + b') for its pairs (a', b', u') (c is fixed, hence
-    narrow: its first level over it is a squeezed one); a call kept without a summary keeps
-    its envelope as it is.
-
-    Returns ``(keep, env_first, env_count, pool_a, pool_b, pool_u)``: per call, whether
-    kept, and the first index and number of its frontier pairs in the int16 pools (count
-    0: no frontier), ``pool_u`` the pairs' u (0 for the pairs of a summary).  Calls in
-    pre-order, ``local_end[i]`` one past the last call of i's subtree.
-    """
+@njit(cache=True, nogil=True, _nrt=False)
+def _tiny_run(i, st, parent, local_end, infra, passing, k_max, max_work, in_first, in_count, in_a, in_b, in_u,
+              all_fixed, keep, env_first, env_count, pool_a, pool_b, pool_u, a, b, best):
+    """`tiny_subtrees`' calls from ``i`` on, its state in ``st``, until every call is read or a
+    subtree's counts need more room in ``best`` than it has (``st[_T_NEED]``: the subtree is
+    left whole, its work uncounted, for the caller to grow ``best`` and try it again).  Rebinds
+    no array and counts no reference (a loop that may rebind one raises and drops every such
+    array's count on every pass).  Returns the next call."""
     n = parent.shape[0]
-    fixed = np.empty(n, np.bool_)
-    for i in range(n):
-        fixed[i] = name_px[i] < named_px and width_px[i] < named_px and not wide[i]
-    all_fixed = whole_subtrees(fixed, parent)
-    keep = np.zeros(n, np.bool_)
-    env_first = np.zeros(n, np.int32)
-    env_count = np.zeros(n, np.int8)
-    cap = n + in_a.shape[0]
-    pool_a = np.empty(cap, np.int16)
-    pool_b = np.empty(cap, np.int16)
-    pool_u = np.zeros(cap, np.int8)
-    a = np.zeros(n, np.int32)
-    b = np.zeros(n, np.int32)
-    best = np.full(64, -1, np.int32)  # max b per a, in the subtree tried
-    n_pool = 0
-    work = 0
-    i = 0
+    n_pool, work = st[_T_POOL], st[_T_WORK]
+    st[_T_NEED] = 0
     while i < n:
         keep[i] = True
         reduced = False
         if all_fixed[i] and work < max_work:
             e = local_end[i]
-            work += e - i
             a_max = 0
             best[0] = 0
+            short = 0
             for c in range(i, e):
                 if c == i:
                     a[c] = 0
@@ -118,14 +84,19 @@ def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, na
                     bv = b[c] if k < 0 else b[c] + in_b[in_first[c] + k]
                     if av > a_max:
                         if av >= best.shape[0]:
-                            grown = np.full(2 * av + 1, -1, np.int32)
-                            grown[:best.shape[0]] = best
-                            best = grown
+                            short = 2 * av + 1
+                            break
                         for q in range(a_max + 1, av + 1):
                             best[q] = -1
                         a_max = av
                     if bv > best[av]:
                         best[av] = bv
+                if short:
+                    break
+            if short:
+                st[_T_NEED] = short
+                break
+            work += e - i
             # the staircase: from the largest a down, the pairs whose b beats every larger a's
             count = 0
             top_b = -1
@@ -156,6 +127,68 @@ def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, na
                     pool_u[n_pool] = in_u[in_first[i] + k]
                     n_pool += 1
             i += 1
+    st[_T_POOL], st[_T_WORK] = n_pool, work
+    return i
+
+
+@njit(cache=True, nogil=True)
+def tiny_subtrees(parent, local_end, name_px, width_px, infra, passing, wide, named_px, k_max, max_work,
+                  in_first, in_count, in_a, in_b, in_u):
+    """Which calls the reduced tree keeps, and the frontier of each summarised subtree.
+
+    A call i is *fixed* when ``name_px[i] < named_px``, ``width_px[i] < named_px`` and not
+    ``wide[i]``; a *tiny root* is a fixed call, every call of whose subtree is fixed, whose
+    parent is kept.  For a tiny root r, with f = infra | passing: per call c of its
+    subtree (pre-order, c ≠ r, parent p) a[c] = a[p] + (not f[c]) and
+    b[c] = b[p] + (f[c] and not f[p]), a[r] = b[r] = 0; its frontier is the set of pairs
+    (a, b) not dominated by another pair (a' ≥ a and b' ≥ b); when it has at most ``k_max``
+    pairs (and the counts fit int16), r is kept and the rest of its subtree dropped, else r
+    is kept without a frontier and its children are tried in turn.  Once ``max_work`` calls
+    have been visited by such tries, no more subtrees are tried (the rest is kept whole).
+
+    The chains of folded calls the dropped calls continue need no summary: the placement
+    asks of a chain only whether it is one call long (`kernels.fold.place_folded_levels`),
+    and that the kept root r decides (folded, it makes its folded parent's chain longer than
+    one with or without what lies under it; its own band is of class 0, whatever its length).
+
+    Envelopes in (``in_first``, ``in_count`` per call into the pools ``in_a``, ``in_b``,
+    ``in_u``; all counts 0: none): a call c of a summarised subtree with an envelope adds
+    the pairs (a[c] + a' + u', b[c] + b') for its pairs (a', b', u') (c is fixed, hence
+    narrow: its first level over it is a squeezed one); a call kept without a summary keeps
+    its envelope as it is.
+
+    Returns ``(keep, env_first, env_count, pool_a, pool_b, pool_u)``: per call, whether
+    kept, and the first index and number of its frontier pairs in the int16 pools (count
+    0: no frontier), ``pool_u`` the pairs' u (0 for the pairs of a summary).  Calls in
+    pre-order, ``local_end[i]`` one past the last call of i's subtree.  The calls are read by
+    `_tiny_run`; here, between its runs, ``best`` (max b per a in the subtree tried) grows.
+    """
+    n = parent.shape[0]
+    fixed = np.empty(n, np.bool_)
+    for i in range(n):
+        fixed[i] = name_px[i] < named_px and width_px[i] < named_px and not wide[i]
+    all_fixed = whole_subtrees(fixed, parent)
+    keep = np.zeros(n, np.bool_)
+    env_first = np.zeros(n, np.int32)
+    env_count = np.zeros(n, np.int8)
+    cap = n + in_a.shape[0]
+    pool_a = np.empty(cap, np.int16)
+    pool_b = np.empty(cap, np.int16)
+    pool_u = np.zeros(cap, np.int8)
+    a = np.zeros(n, np.int32)
+    b = np.zeros(n, np.int32)
+    best = np.full(64, -1, np.int32)  # max b per a, in the subtree tried
+    st = np.zeros(3, np.int64)  # (`_tiny_run`'s state)
+    i = 0
+    while True:
+        i = _tiny_run(i, st, parent, local_end, infra, passing, k_max, max_work, in_first, in_count, in_a, in_b, in_u,
+                      all_fixed, keep, env_first, env_count, pool_a, pool_b, pool_u, a, b, best)
+        if i >= n:
+            break
+        grown_best = np.full(max(2 * best.shape[0], st[_T_NEED]), -1, np.int32)
+        grown_best[:best.shape[0]] = best
+        best = grown_best
+    n_pool = st[_T_POOL]
     return keep, env_first, env_count, pool_a[:n_pool], pool_b[:n_pool], pool_u[:n_pool]
 
 
