@@ -32,7 +32,7 @@ from numba import njit
 from .jsonstrict import (after_item, int_list, span_is, scan_key, scan_literal, scan_number, skip_value, scan_string, skip_ws,
                          control_bytes, utf8_ok)
 from .inline_bytes import hash_bytes, to_arena
-from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, mix64, new_table, regrow, same_as_arena
+from .textscan import FNV_BASIS, K1, K2, grow_i64, grow_u64, grow_u8, mix64, new_table, regrow, same_as_arena
 
 __all__ = ["scan_cpuprofile", "utf8_ok", "control_bytes", "OK", "FALLBACK"]
 
@@ -86,9 +86,7 @@ def _grow_strings(ns, n_more, used, n_bytes, s_off, s_len, s_esc, s_hash, s_aoff
         s_hash = grow_u64(s_hash, need)
         s_aoff = grow_i64(s_aoff, need)
     if used + n_bytes + 8 > arena.shape[0]:
-        a2 = np.zeros(max(2 * arena.shape[0], used + n_bytes + 8), np.uint8)
-        a2[:used] = arena[:used]
-        arena = a2
+        arena = grow_u8(arena, used + n_bytes + 8, used)
     while 2 * need > table.shape[0]:
         table = regrow(s_hash, ns, table.shape[0])
     return s_off, s_len, s_esc, s_hash, s_aoff, arena, table

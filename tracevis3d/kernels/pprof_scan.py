@@ -241,7 +241,7 @@ def sample_stacks(buf, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index,
     inlined calls is several frames), read from the root: ``id_table``/``u_ids``/``u_loc`` map
     an id to its location (`_location_of`); an id of no location is left out of the stack (and
     counted).  Lists of more than ``max_depth`` frames keep their root side (counted once per
-    distinct list).  The trie of the lists' frame paths (`protowire.trie_node`): its nodes
+    distinct list).  The trie of the lists' frame paths (`protowire.trie_find`, `_walk_list`): its nodes
     numbered by first appearance, parents first.
 
     Returns (code, error offset, node_parent, node_frame, sample_node, value, n_deep, n_miss,
