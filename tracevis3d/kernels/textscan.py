@@ -125,7 +125,7 @@ def mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def span_hash(buf, lo, hi, basis):
     """Keyed hash of the bytes ``buf[lo:hi]``, 8 at a time: h = (h XOR word) × K, rotated,
     over the span's words (the last one overlapping the one before when the length is not a
@@ -153,7 +153,7 @@ def span_hash(buf, lo, hi, basis):
     return mix64(h ^ np.uint64(ln))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _same_bytes(buf, a, b, ln):
     """``buf[a:a+ln] == buf[b:b+ln]``, 8 bytes at a time."""
     n = buf.shape[0]
@@ -173,7 +173,7 @@ def _same_bytes(buf, a, b, ln):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def common_prefix(buf, a, b, limit):
     """How many bytes ``buf[a:]`` and ``buf[b:]`` have in common from their start, at most
     ``limit`` (both stay inside ``buf``), 32 at a time."""
@@ -341,7 +341,7 @@ def _regrow_rows(table, basis, nodes):
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _shared_frames(buf, p, hi, prev_start, prev_slen, prev_depth, pf_end):
     """How many frames the line at ``p`` shares with the previous valid line's stack (its bytes
     compared, not hashed: its start, stack length, frame ends), where the next frame starts,
@@ -390,7 +390,7 @@ def _node_table(n_parent, n_frame, nn, basis):
     return table
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _line_count(buf, p, te, s):
     """The count token of the line ``buf[p:te]`` (trailing white space cut): its start, whether it
     is ``\\d+(\\.\\d*)?`` after white space and not inside the frames (from ``s``), its first 18
@@ -420,7 +420,7 @@ def _line_count(buf, p, te, s):
     return t0, ok, ip, nd, scale
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena):
     """The id of frame ``buf[fo:fo + fl]`` (hash ``fh``) in the frames' table (rows (hash, id,
     length), so a probe reads one row; its bytes compared with the frame's packed copy), or -1;
@@ -440,13 +440,14 @@ def _find_frame(buf, fo, fl, fh, f_table, f_aoff, arena):
         slot = (slot + np.uint64(1)) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _add_frame(buf, fo, fl, fh, slot, lineno, f_off, f_len, f_line, f_aoff, arena, a_used, nf, f_table):
     """Frame ``buf[fo:fo + fl]`` (hash ``fh``, first seen on line ``lineno``) added as frame
     ``nf`` at ``slot`` of the table (`_find_frame` found it free), its bytes packed in the arena;
     the arrays, arena and table have room (`_collapsed_run` checks before the line).  Returns
     the arena's bytes used."""
-    arena[a_used: a_used + fl] = buf[fo: fo + fl]
+    for x in range(fl):
+        arena[a_used + x] = buf[fo + x]
     f_aoff[nf] = a_used
     f_off[nf] = fo
     f_len[nf] = fl
@@ -457,7 +458,7 @@ def _add_frame(buf, fo, fl, fh, slot, lineno, f_off, f_len, f_line, f_aoff, aren
     return a_used + fl
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
     """The trie node (``parent``, frame ``fid``), added when new (table rows (parent, frame,
     node)); the arrays and table have room (`_collapsed_run` checks before the line).
@@ -497,7 +498,7 @@ def _collapsed_node(parent, fid, basis, n_parent, n_frame, nn, n_table):
 _C_DONE, _C_ROOM, _C_TABLE, _C_FLOOD = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _split_frames(buf, s, hi, cs, ce):
     """The frames from ``s`` split at ';' up to the line's end (32 bytes at a time where they
     are there), their starts and ends in ``cs`` / ``ce`` as far as those have room (the rest
@@ -685,9 +686,11 @@ def collapsed_scan(buf, lo, hi, seed, max_depth):
     A line is valid when its last token is ``\\d+(\\.\\d*)?`` preceded by a space or tab;
     other non-blank lines are counted as invalid and skipped.  Stacks deeper than
     ``max_depth`` frames keep their first ``max_depth``.  O(bytes) expected time; the bytes
-    shared with the previous valid line's frames are compared, not hashed.  Per line, inlined
-    stages: the frames shared (`_shared_frames`), the rest split (`_split_frames`), the count
-    (`_line_count`), each new frame and trie node interned (`_find_frame`/`_add_frame`, `_collapsed_node`).
+    shared with the previous valid line's frames are compared, not hashed.  Per line, stages
+    compiled without reference counting (``_nrt=False``: a called kernel that counts them raises
+    and drops each array argument's count, 10-15 % of this scan before): the frames shared
+    (`_shared_frames`), the rest split (`_split_frames`), the count (`_line_count`), each new
+    frame and trie node interned (`_find_frame`/`_add_frame`, `_collapsed_node`).
     While the stacks come in order as sequences of frames (`_sorts_after`; stackcollapse sorts
     them), the frames past those shared with the previous line are new trie nodes (in sorted
     sequences, no earlier stack shares more frames with a line than the one before it): they
