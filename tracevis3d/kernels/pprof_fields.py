@@ -163,7 +163,7 @@ def sample_fields(buf, a, b, value_index):
     return OK, -1, n_loc, la, lb, n_val, value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def sample_frames(buf, a, b, id_table, u_ids, u_loc, loc_ptr, loc_frames, fl):
     """The frames of the ``Sample`` ``buf[a:b]`` (already checked), leaf first, into ``fl`` as
     far as it has room (the entries past it counted, not stored: the caller grows it and reads

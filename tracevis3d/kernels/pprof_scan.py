@@ -71,7 +71,7 @@ def _same_key(rows, slot, arena, buf, a, b):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent, n_frame, n_hash, nn, table):
     """The trie leaf of the frame list ``fl[:nf]`` (leaf first; entries -1 left out; its root
     side kept past ``max_depth``), its nodes added where new, the root side it shares with the
@@ -117,16 +117,20 @@ def _walk_list(fl, nf, max_depth, seed, rf, prev_f, prev_node, prev_d, n_parent,
 _S_DONE, _S_ROOM, _S_ERROR = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _stacks_run(buf, end, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_index, seed, max_depth, basis,
                 n_parent, n_frame, n_hash, table, s_node, s_value, b_arena, b_rows, l_arena, l_start, l_len, l_leaf,
                 l_hash, l_table, fl, rf, prev_f, prev_node, st):
     """`sample_stacks`' messages from ``st[_S_POS]`` on (its docstring), its state in ``st``,
     until every sample is read, one is malformed, or one needs more room in an array or table
     (checked before anything of it is kept: the sample is left unread, its needs in ``st``).
-    No array is rebound here, so numba counts no references per sample (a loop that may rebind
-    an array raises and drops every such array's count on every pass: twice this walk's own
-    time before).  Returns why it stopped (`_S_DONE`, `_S_ROOM`, `_S_ERROR`)."""
+    No array is rebound or made here, and it runs without reference counting (``_nrt=False``,
+    as `_walk_list` and `pprof_fields.sample_frames`): a loop that may rebind an array raises
+    and drops every such array's count on every pass (twice this walk's own time before), and
+    each inlined helper (`read_varint`, `_same_key`, `sample_fields` ...) raised and dropped its
+    array arguments' counts at every call (28 % of a 10^6-sample load before).  Its copies are
+    loops: a slice assignment may allocate.  Returns why it stopped (`_S_DONE`, `_S_ROOM`,
+    `_S_ERROR`)."""
     i, ns, nn, nl, l_used, nb, b_used = (st[_S_POS], st[_S_NS], st[_S_NN], st[_S_NL], st[_S_LUSED], st[_S_NB],
                                          st[_S_BUSED])
     prev_d, n_deep, n_miss, n_short, first_short = (st[_S_PREVD], st[_S_DEEP], st[_S_MISS], st[_S_SHORT],
@@ -202,7 +206,8 @@ def _stacks_run(buf, end, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_ind
                                                 n_frame, n_hash, nn, table)
             n_deep += deep
             # remember the frame list
-            l_arena[l_used: l_used + nf] = fl[:nf]
+            for k in range(nf):
+                l_arena[l_used + k] = fl[k]
             l_start[nl] = l_used
             l_len[nl] = nf
             l_leaf[nl] = leaf
@@ -213,7 +218,8 @@ def _stacks_run(buf, end, id_table, u_ids, u_loc, loc_ptr, loc_frames, value_ind
         s_node[ns] = leaf
         ns += 1
         # remember the message (the probe of step 1 stopped at a free slot: bslot)
-        b_arena[b_used: b_used + b - a] = buf[a:b]
+        for k in range(b - a):
+            b_arena[b_used + k] = buf[a + k]
         b_rows[bslot, 0] = np.int64(bh)
         b_rows[bslot, 1] = b_used
         b_rows[bslot, 2] = b - a
