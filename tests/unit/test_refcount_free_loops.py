@@ -25,6 +25,7 @@ REFCOUNT_FREE = {
     "fold_reduce": ["_tiny_run"],
     "box_trim": ["_pairs_run"],
     "cpuprofile_scan": ["_nodes_run", "_node", "_call_frame"],
+    "repetition": ["_scan_sequence", "_repetitions_run"],
     "pprof_scan": ["_stacks_run", "_walk_list"],
     "pprof_fields": ["sample_frames"],
     "textscan": ["span_hash", "_same_bytes", "common_prefix", "_shared_frames", "_line_count", "_find_frame",
