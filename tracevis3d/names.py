@@ -1337,8 +1337,17 @@ def _php(name: str, file: str, line: int) -> ParsedName:
 def is_php_name(name: str, file: str = "") -> bool:
     """A function Xdebug names: of a PHP file, PHP's own (``php::``, ``php:internal``) or one
     of Xdebug's pseudo functions (``{main}``, ``require_once::…``)."""
-    return file == "php:internal" or bool(file and _PHP_FILE.search(file)) or \
-        (bool(file) and name.startswith(_PHP_PSEUDO))
+    return is_php_file(file) or (bool(file) and is_php_pseudo(name))
+
+
+def is_php_file(file: str) -> bool:
+    """`is_php_name`'s test of the file alone: a PHP file or PHP's own (``php:internal``)."""
+    return file == "php:internal" or bool(file and _PHP_FILE.search(file))
+
+
+def is_php_pseudo(name: str) -> bool:
+    """`is_php_name`'s test of the name alone (with a file): one of Xdebug's pseudo functions."""
+    return name.startswith(_PHP_PSEUDO)
 
 
 #: a Go assembly file: its name ends in a GOARCH suffix (``asm_amd64.s``, ``memmove_arm64.s``)

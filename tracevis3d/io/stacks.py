@@ -271,7 +271,7 @@ def _samples(p: StackProfile, n_stacks: int, limits, source: str, rep: Repairs) 
 
 def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) -> dict:
     from ..kinds import classify_functions
-    from ..names import is_php_name, language_of_file, parse_function_name, plain_scoped_paths
+    from ..names import is_php_file, is_php_pseudo, language_of_file, parse_function_name, plain_scoped_paths
 
     names = list(frames.names) + (["(unknown frame)"] if unknown else [])
     files = list(frames.files) + ([""] if unknown else [])
@@ -282,13 +282,13 @@ def _function_tables(frames: FrameTable, unknown: bool, kind_rules, cat: str) ->
     # the others are parsed one by one
     paths = plain_scoped_paths(names)
     f_files, f_lines = list(files), list(lines)
-    tells_language: dict = {}
+    tells_language: dict = {}  # per file: does it tell a language (PHP's included: `names.is_php_name`)
     for k, (path, nm, fl, ln) in enumerate(zip(paths, names, files, lines)):
         if path is not None and fl and "::" in nm:
             lang = tells_language.get(fl)
             if lang is None:
-                lang = tells_language[fl] = bool(language_of_file(fl))
-            if not lang and not is_php_name(nm, fl):
+                lang = tells_language[fl] = bool(language_of_file(fl)) or is_php_file(fl)
+            if not lang and not is_php_pseudo(nm):
                 continue
         if path is None or fl:
             p = parse_function_name(nm, file=fl, line=ln)
