@@ -19,7 +19,7 @@ from tracevis3d.kernels.setjoin import jaccard_join_bruteforce, sets_to_bitsets
 from tracevis3d.kernels.setjoin_prefix import jaccard_join
 
 from compare_twins import (NAMES_A, NAMES_B, all_pairs, assert_tiers_are_the_twins, build_trace, gammas, kept_pairs,
-                           overview_bf, random_class_pairs, rel_start, trace_ops)
+                           overview_bf, random_class_pairs, rel_start, repetition_rows, trace_ops)
 
 
 # ----------------------------------------------------------------- brute-force twins
@@ -60,22 +60,7 @@ def repetitions_bf(t, max_period):
                 kids = [c for c in range(len(t)) if t.parent[c] == p]
                 if len(kids) >= 2:
                     seqs.append((p, kids))
-    rows = []
-    for par, seq in seqs:
-        ks = [key[c] for c in seq]
-        s = 0
-        while s + 1 < len(ks):
-            for p in range(1, min(max_period, (len(ks) - s) // 2) + 1):
-                count = 1
-                while ks[s + count * p: s + (count + 1) * p] == ks[s: s + p]:
-                    count += 1
-                if count >= 2:
-                    rows.append((par, seq[s], p, count))
-                    s += p * count
-                    break
-            else:
-                s += 1
-    return rows
+    return repetition_rows(seqs, key, max_period)
 
 
 # ----------------------------------------------------------------- the twin test

@@ -162,3 +162,27 @@ def assert_tiers_are_the_twins(pairs, k: int, row_tiers, col_tiers, n_calls: int
         for r, w in enumerate(want):
             lo, hi = got_ptr[r], got_ptr[r + 1]
             assert list(zip(got_i[lo:hi].tolist(), got_s[lo:hi].tolist())) == w, (k, r)
+
+
+
+def repetition_rows(seqs, key, max_period):
+    """The rows (parent, first call, period, count) of `kernels.repetition`'s greedy scan over
+    each sequence ``(parent, calls)`` of ``seqs`` in order (its module docstring): at each
+    position the smallest period up to ``max_period`` whose next block repeats, with as many
+    full copies as follow, the scan going on after them; the calls' keys ``key[c]``."""
+    rows = []
+    for par, seq in seqs:
+        ks = [key[c] for c in seq]
+        s = 0
+        while s + 1 < len(ks):
+            for p in range(1, min(max_period, (len(ks) - s) // 2) + 1):
+                count = 1
+                while ks[s + count * p: s + (count + 1) * p] == ks[s: s + p]:
+                    count += 1
+                if count >= 2:
+                    rows.append((par, seq[s], p, count))
+                    s += p * count
+                    break
+            else:
+                s += 1
+    return rows

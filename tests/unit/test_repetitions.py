@@ -10,6 +10,8 @@ import pytest
 import tracevis3d
 from tracevis3d.kernels.repetition import sibling_repetitions
 
+from compare_twins import repetition_rows
+
 
 def repetitions_twin(key, parent, thread, max_period):
     key = [int(k) for k in key]
@@ -26,22 +28,7 @@ def repetitions_twin(key, parent, thread, max_period):
         for p in range(len(key)):
             if int(thread[p]) == th and len(kids.get(p, ())) >= 2:
                 seqs.append((p, kids[p]))
-    rows = []
-    for par, seq in seqs:
-        ks = [key[c] for c in seq]
-        s = 0
-        while s + 1 < len(ks):
-            for p in range(1, min(max_period, (len(ks) - s) // 2) + 1):
-                count = 1
-                while ks[s + count * p: s + (count + 1) * p] == ks[s: s + p]:
-                    count += 1
-                if count >= 2:
-                    rows.append((par, seq[s], p, count))
-                    s += p * count
-                    break
-            else:
-                s += 1
-    return rows
+    return repetition_rows(seqs, key, max_period)
 
 
 @pytest.mark.parametrize("alphabet", [1, 2, 5, 1000])
