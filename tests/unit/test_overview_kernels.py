@@ -16,7 +16,8 @@ from tracevis3d.kernels.fold_context import context_flags
 from tracevis3d.kernels.fold_runs import sibling_runs32
 from tracevis3d.kernels.overview_clusters import drawn_clusters
 from tracevis3d.kernels.overview_drawn import covered_of, drawn_occupancy, named_functions_of, unnamed_boxes
-from tracevis3d.kernels.overview_sums import add_at, add_at_marked, function_areas, functions_in_slot
+from tracevis3d.kernels.overview_sums import (add_at, add_at_marked, categorical_slots, function_areas,
+                                              functions_in_slot)
 from tracevis3d.kernels.raster import box_pixel_rects, covered_cells_px
 from tracevis3d.kernels.runs import sibling_runs
 from tracevis3d.layout.cluster import cluster_subpixel_calls
@@ -98,6 +99,29 @@ def test_colour_sums_are_np_add_at_in_call_order():
     marks = np.zeros(nf, np.bool_)
     functions_in_slot(marks, func, idx, slot, 3)
     assert np.array_equal(np.flatnonzero(marks), np.unique(func[idx][slot == 3]))
+
+
+@pytest.mark.parametrize("idx_dtype, slot_dtype", [(np.int64, np.uint8), (np.int32, np.int32)])
+def test_colour_slots_in_one_pass_are_the_numpy_passes(idx_dtype, slot_dtype):
+    """`categorical_slots` against the numpy passes `layout.colour._categorical` made (the
+    function's slot, "other" for none, the runtime's, then the waits')."""
+    rng = np.random.default_rng(9)
+    n, nf = 6000, 41
+    func = rng.integers(0, nf, n).astype(np.int32)
+    kind = rng.integers(0, 4, n).astype(np.uint8)
+    idx = np.sort(rng.permutation(n)[:4500]).astype(idx_dtype)
+    slot_of_func = np.where(rng.random(nf) < 0.6, rng.integers(0, 30, nf), -1).astype(np.int64)
+    infra = rng.random(nf) < 0.2
+    wait_kind, infra_slot, wait_slot, other_slot = 2, 30, 31, 32
+    s = slot_of_func[func[idx]]
+    s = np.where(s < 0, other_slot, s)
+    wait = kind[idx] == wait_kind
+    s = np.where(infra[func[idx]] & ~wait, infra_slot, s)
+    want = np.where(wait, wait_slot, s).astype(slot_dtype)
+    got = np.empty(idx.size, slot_dtype)
+    categorical_slots(got, func, kind, idx, slot_of_func, infra, wait_kind, wait_slot, infra_slot, other_slot)
+    assert np.array_equal(got, want)
+    assert {wait_slot, infra_slot, other_slot} <= set(got.tolist())
 
 
 def drawn_reading(rng, whole: bool) -> dict:

@@ -1,6 +1,6 @@
 """Sums and marks over every call of an overview in one pass, no temporaries over the calls
-(`tracevis3d.layout.colour`: a function's area, the legend's areas and the functions coloured
-"other").
+(`tracevis3d.layout.colour`: a function's area, the shown calls' colour slots, the legend's
+areas and the functions coloured "other").
 
 Each sum adds its terms one at a time in call order, into an accumulator that starts at 0.0:
 the sums ``np.add.at`` (and ``np.bincount``) give, bit for bit.
@@ -40,6 +40,30 @@ def function_areas(out, func, kind, start, end, folded, infra, kind_wait, folded
         else:
             a = (end[i] - start[i]) * (folded_area if folded[i] else 1.0)
         out[f] += a
+
+
+@njit(cache=True, nogil=True)
+def categorical_slots(out, func, kind, idx, slot_of_func, infra, kind_wait, wait_slot, infra_slot, other_slot):
+    """The colour slot of each shown call i (call c = ``idx[i]``, function f = ``func[c]``) in one
+    pass (`layout.colour._categorical`'s rule, a dozen numpy passes over chunks before):
+    ``wait_slot`` when it waits (``kind[c] == kind_wait``), else ``infra_slot`` when f is the
+    runtime's (``infra[f]``), else f's slot ``slot_of_func[f]`` when it has one (>= 0), else
+    ``other_slot``; written into ``out[i]``.  A function outside the tables (never in a valid
+    trace) has neither a slot nor the runtime's mark."""
+    n_slot = slot_of_func.shape[0]
+    n_infra = infra.shape[0]
+    for i in range(idx.shape[0]):
+        c = idx[i]
+        f = func[c]
+        if kind[c] == kind_wait:
+            s = wait_slot
+        elif 0 <= f < n_infra and infra[f]:
+            s = infra_slot
+        else:
+            s = slot_of_func[f] if 0 <= f < n_slot else -1
+            if s < 0:
+                s = other_slot
+        out[i] = s
 
 
 @njit(cache=True, nogil=True)

@@ -159,7 +159,7 @@ def function_area(trace: Trace, fold, ft) -> np.ndarray:
 
         folded = _folded_calls(trace, fold)
         f_area = np.zeros(max(trace.n_functions, int(trace.func.max(initial=-1)) + 1))
-        for a in range(0, len(trace), COLOUR_CHUNK):  # `_reserved` over the trace's calls, one pass
+        for a in range(0, len(trace), COLOUR_CHUNK):  # the reserved calls (waits, the runtime's): area 0
             s = slice(a, a + COLOUR_CHUNK)
             function_areas(f_area, trace.func[s], trace.kind[s], trace.start[s],
                            trace.end[s], folded[s], np.ascontiguousarray(ft.infra, np.bool_), int(KIND_WAIT),
@@ -193,13 +193,6 @@ def family_shade(family_rank: int, shade: int) -> np.ndarray:
     h = FAMILY_HUES[family_rank % len(FAMILY_HUES)]
     L, C, dh = SHADES[shade % len(SHADES)] if shade >= 0 else REST_SHADE
     return oklch_rgb(L, C, h + dh)
-
-
-def _reserved(trace: Trace, idx: np.ndarray, ft):
-    """Masks over the shown calls: (wait, infra) — the reserved slots."""
-    wait = trace.kind[idx] == KIND_WAIT
-    infra = ft.infra[trace.func[idx]] & ~wait
-    return wait, infra
 
 
 #: the colour stage reads this many calls at a time (bounded temporaries at 10^8 calls)
@@ -275,15 +268,14 @@ def _categorical(trace, idx, mode, params, view_area, ft) -> Colouring:
     infra_slot, wait_slot, other_slot = n_key, n_key + 1, n_key + 2
     colours += [INFRA_RGB, WAIT_RGB, OTHER_RGB]
     names += ["runtime (imports, start-up)", "waiting (locks, queues)", "other"]
-    # a byte a shown call where the slots fit one (a 10^8-call overview), else int32
+    # a byte a shown call where the slots fit one (a 10^8-call overview), else int32; one pass, no
+    # temporaries over the shown calls (`kernels.overview_sums.categorical_slots`: the reserved
+    # slots of waits and the runtime's calls, else the function's)
+    from ..kernels.overview_sums import categorical_slots
+
     slot = np.empty(idx.size, np.uint8 if len(colours) <= 256 else np.int32)
-    for a in range(0, idx.size, COLOUR_CHUNK):  # a chunk's temporaries at a time, not the shown calls'
-        part = idx[a:a + COLOUR_CHUNK]
-        s = slot_of_func[trace.func[part]]
-        s = np.where(s < 0, other_slot, s)
-        wait, infra = _reserved(trace, part, ft)
-        s = np.where(infra, infra_slot, s)
-        slot[a:a + COLOUR_CHUNK] = np.where(wait, wait_slot, s)
+    categorical_slots(slot, trace.func, trace.kind, np.asarray(idx), np.asarray(slot_of_func, np.int64),
+                      np.ascontiguousarray(ft.infra, np.bool_), int(KIND_WAIT), wait_slot, infra_slot, other_slot)
     rgb = np.array(colours).reshape(-1, 3)
     legend = _legend_from_slots(slot, view_area, names)
     other_keys = _other_keys(trace, idx, slot, other_slot, ft, mode)
