@@ -85,3 +85,20 @@ def test_drawn_level_ids_are_the_dense_ranks_of_the_keys(monkeypatch, spread):
     got = drawn_level_ids(bottom, local)
     assert got.dtype == np.int32 and np.array_equal(got, want)
     assert drawn_level_ids(bottom, local[:0]).shape == (0,)
+
+
+def test_level_key_ranks_round_half_to_even_and_refuse_what_is_not_a_key():
+    """`kernels.drawn.level_key_ranks` (`drawn_level_ids`' pass): keys exactly halfway between
+    two integers go to the even one, as ``np.rint``; a NaN or a key outside [lo, hi] is refused."""
+    from tracevis3d.kernels.drawn import level_key_ranks
+
+    rng = np.random.default_rng(3)
+    bottom = (rng.integers(0, 40, 3000) + rng.choice([0.0, 0.5, 0.25], 3000)) / 4096.0
+    local = np.flatnonzero(rng.random(3000) < 0.7)
+    keys = np.rint(bottom * 4096.0).astype(np.int64)
+    ok, got = level_key_ranks(bottom, local, 4096.0, int(keys.min()), int(keys.max()))
+    assert ok and np.array_equal(got, dense_ranks(keys[local]).astype(np.int32))
+    bad = bottom.copy()
+    bad[local[5]] = np.nan
+    assert not level_key_ranks(bad, local, 4096.0, int(keys.min()), int(keys.max()))[0]
+    assert not level_key_ranks(bottom, local, 4096.0, int(keys.min()) + 1, int(keys.max()))[0]

@@ -69,6 +69,34 @@ def dense_ranks_in_range(v, lo, hi):
 
 
 @njit(cache=True, nogil=True)
+def level_key_ranks(bottom, local, level_scale, lo, hi):
+    """``(ok, rank)``: the drawn calls' level keys ``round(bottom[local[j]] · level_scale)``
+    (half to even, as ``np.rint``) ranked among the distinct keys (`dense_ranks_in_range`'s
+    ranks, int32), read where they lie in two passes over ``local`` (a presence table over [lo,
+    hi], its prefix counts, then each key's rank): no array of keys over the drawn calls.
+    ``ok`` is False (and ``rank`` empty) when a key is not a finite value in [lo, hi]."""
+    table = np.zeros(hi - lo + 1, np.int32)
+    n = local.shape[0]
+    for j in range(n):
+        x = bottom[local[j]] * level_scale
+        if not (x >= lo - 1.0 and x <= hi + 1.0):  # (a NaN too) before it is rounded
+            return False, np.zeros(0, np.int32)
+        k = round(x)
+        if k < lo or k > hi:
+            return False, np.zeros(0, np.int32)
+        table[k - lo] = 1
+    r = 0
+    for k in range(table.shape[0]):
+        if table[k]:
+            table[k] = r
+            r += 1
+    out = np.empty(n, np.int32)
+    for j in range(n):
+        out[j] = table[round(bottom[local[j]] * level_scale) - lo]
+    return True, out
+
+
+@njit(cache=True, nogil=True)
 def clipped_widths(idx, lane, start, end, t0, t1, px_per_us):
     """``width[k] = (min(end[i], t1) − max(start[i], t0)) · px_per_us[lane[k]]`` for
     i = idx[k]: each shown call's width in pixels, its time clipped to the window [t0, t1]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.drawn import dense_ranks_in_range, gather_drawn
+from ..kernels.drawn import dense_ranks_in_range, gather_drawn, level_key_ranks
 from ..kernels.sorted_lookup import positions_in_sorted
 from .cluster import cluster_subpixel_calls
 from .lazy_column import LazyColumn
@@ -215,10 +215,11 @@ def shown_drawn_calls(sel, fold, slot, ext_unit) -> Drawn:
 
 def drawn_level_ids(bottom: np.ndarray, local: np.ndarray) -> np.ndarray:
     """`dense_ranks` (int32) of the drawn calls' level keys ``round(bottom[local] · 4096)``
-    (``bottom``: every shown call's, ``local``: the drawn ones' positions), the keys made
-    `DRAWN_CHUNK` at a time into a presence table over the shown calls' range of keys (the
-    same ranks: a rank counts the distinct drawn keys below), no array of keys over every
-    drawn call; a range over 4 keys a call: the keys, ranked by `dense_ranks`."""
+    (``bottom``: every shown call's, ``local``: the drawn ones' positions), read where they lie
+    into a presence table over the shown calls' range of keys (the same ranks: a rank counts
+    the distinct drawn keys below), no array of keys over every drawn call
+    (`kernels.drawn.level_key_ranks`); a range over 4 keys a call: the keys, ranked by
+    `dense_ranks`."""
     n = int(local.shape[0])
     if n == 0:
         return np.zeros(0, np.int32)
@@ -226,17 +227,10 @@ def drawn_level_ids(bottom: np.ndarray, local: np.ndarray) -> np.ndarray:
     if hi - lo > max(4 * n, 1 << 16):
         return dense_ranks(np.rint(bottom[local] * 4096.0).astype(np.int64)).astype(np.int32, copy=False)
 
-    def keys(s):  # the drawn calls ``s``' keys, less ``lo``
-        return np.rint(bottom[local[s]] * 4096.0).astype(np.int64) - lo
-
-    table = np.zeros(hi - lo + 1, np.int32)
-    for s in drawn_chunks(n):
-        table[keys(s)] = 1
-    rank = np.cumsum(table, dtype=np.int32) - np.int32(1)  # at a present key: the present keys below it
-    out = np.empty(n, np.int32)
-    for s in drawn_chunks(n):
-        out[s] = rank[keys(s)]
-    return out
+    ok, ranks = level_key_ranks(np.asarray(bottom, np.float64), local, 4096.0, lo, hi)
+    if not ok:  # (finite bottoms give keys in [lo, hi]; a NaN or infinite one failed above)
+        raise ValueError("drawn_level_ids: a level key outside the shown calls' range")
+    return ranks
 
 
 class ShownColumn(LazyColumn):
