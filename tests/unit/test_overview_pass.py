@@ -1,9 +1,10 @@
 """`kernels.overview_pass` against the numpy forms it replaced (icicle's widths, select's lanes,
-fold's widest nameable call per lane): the same bits, NaN included."""
+fold's widest nameable call per lane, whether a selection is every call): the same bits, NaN
+included."""
 import numpy as np
 import pytest
 
-from tracevis3d.kernels.overview_pass import clipped_widths, lane_of_calls, widest_per_lane
+from tracevis3d.kernels.overview_pass import clipped_widths, is_every_position, lane_of_calls, widest_per_lane
 from tracevis3d.layout.fold import _lane_max, _widest_per_lane
 from tracevis3d.model import KIND_OTHER
 
@@ -66,3 +67,26 @@ def test_widest_per_lane_equals_numpy():
     with pytest.raises(IndexError):
         _widest_per_lane(np.ones(2), np.zeros(2, bool), np.zeros(2, bool), np.zeros(2, np.int8),
                          np.array([0, 2], np.int32), 2)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_every_position_is_the_arange_comparison(dtype):
+    """`is_every_position` against ``np.array_equal(idx, np.arange(len(idx)))`` (the chunked
+    comparison `layout.fold.every_call` made): the identity, one changed place anywhere, a
+    gap, a swap and the empty selection."""
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 2, 7, 1000):
+        base = np.arange(n, dtype=dtype)
+        cases = [base]
+        if n:
+            k = int(rng.integers(0, n))
+            changed = base.copy()
+            changed[k] += 1
+            cases += [changed, np.arange(1, n + 1, dtype=dtype)]
+        if n > 1:
+            swapped = base.copy()
+            swapped[[0, n - 1]] = swapped[[n - 1, 0]]
+            cases.append(swapped)
+        for idx in cases:
+            assert is_every_position(idx) == np.array_equal(idx, np.arange(idx.size))
+

@@ -57,3 +57,14 @@ def widest_per_lane(name_px, folded_a, folded_b, kind, lane, n_lanes, kind_work)
         if kind[i] == kind_work and (v > work[ln] or v != v):
             work[ln] = v
     return work, every, True
+
+
+@njit(cache=True, nogil=True)
+def is_every_position(idx):
+    """Whether ``idx[k] == k`` for every k (shown calls that are every call of their trace, in
+    order: `layout.fold.every_call`), read once and left at the first that differs (numpy's
+    form compared a fresh ``arange`` a chunk at a time)."""
+    for k in range(idx.shape[0]):
+        if idx[k] != k:
+            return False
+    return True

@@ -73,7 +73,7 @@ from ..kernels.fold_codes import squeezed_codes
 from ..kernels.fold_runs import sibling_runs32
 from .fold_heights import LevelHeights
 from ..kernels.fold_reduce import envelope_tops, kept_tree, reduced_tops, tiny_subtrees
-from ..kernels.overview_pass import widest_per_lane
+from ..kernels.overview_pass import is_every_position, widest_per_lane
 from ..kernels.runs import sibling_runs
 from ..kernels.tree import depth_and_end_from_parent
 from ..model import KIND_OTHER, Trace
@@ -436,20 +436,11 @@ def name_width_runs(parent: np.ndarray, head: np.ndarray, chunk: int | None = No
     return np.stack([cuts[:-1], cuts[1:]], 1)
 
 
-#: `every_call` compares a selection with the trace's calls this many at a time
-IDENTITY_CHUNK = 1 << 20
-
-
 def every_call(idx: np.ndarray, n: int) -> bool:
     """Whether the shown calls ``idx`` are the ``n`` calls of their trace, in order (a
-    whole-trace figure), compared a chunk at a time (no array over them)."""
-    if idx.shape[0] != n:
-        return False
-    for a in range(0, n, IDENTITY_CHUNK):
-        b = min(a + IDENTITY_CHUNK, n)
-        if not np.array_equal(idx[a:b], np.arange(a, b)):
-            return False
-    return True
+    whole-trace figure), read in one pass (`kernels.overview_pass.is_every_position`: no array
+    over them)."""
+    return idx.shape[0] == n and bool(is_every_position(idx))
 
 
 def at_shown(column: np.ndarray, idx: np.ndarray) -> np.ndarray:
