@@ -4,7 +4,8 @@ included."""
 import numpy as np
 import pytest
 
-from tracevis3d.kernels.overview_pass import clipped_widths, is_every_position, lane_of_calls, widest_per_lane
+from tracevis3d.kernels.overview_pass import (clipped_widths, is_every_position, lane_of_calls, view_areas_in_place,
+                                              widest_per_lane)
 from tracevis3d.layout.fold import _lane_max, _widest_per_lane
 from tracevis3d.model import KIND_OTHER
 
@@ -89,4 +90,25 @@ def test_every_position_is_the_arange_comparison(dtype):
             cases.append(swapped)
         for idx in cases:
             assert is_every_position(idx) == np.array_equal(idx, np.arange(idx.size))
+
+
+def test_view_areas_in_place_are_the_two_numpy_multiplies():
+    """`view_areas_in_place` against the chunked numpy form `icicle_stages` made: width ×
+    `LevelHeights` × drawn, the same bits (inf × 0 is NaN, a negative width × 0 is -0.0)."""
+    from tracevis3d.layout.fold_heights import LevelHeights
+
+    rng = np.random.default_rng(8)
+    n, n_lanes, n_codes = 4000, 5, 7
+    width = rng.uniform(-2.0, 300.0, n) * rng.choice([1e-6, 1.0, 1e3], n)
+    width[rng.random(n) < 0.02] = np.inf
+    width[rng.random(n) < 0.02] = np.nan
+    table = rng.choice([0.0, 0.25, 0.5, 1.0, 3.0], (n_lanes, n_codes))
+    lane = rng.integers(0, n_lanes, n).astype(np.int32)
+    code = rng.integers(0, n_codes, n).astype(np.uint8)
+    drawn = rng.random(n) < 0.7
+    want = width.copy()
+    np.multiply(np.multiply(want, LevelHeights(code, lane, table)[:], out=want), drawn, out=want)
+    got = width.copy()
+    view_areas_in_place(got, table, lane, code, drawn)
+    assert _same_bits(got, want)
 

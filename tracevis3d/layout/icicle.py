@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.overview_pass import clipped_widths
+from ..kernels.overview_pass import clipped_widths, view_areas_in_place
 from ..model import Trace
 from .annotate import (MATERIAL_TEXT_COLOURS, MAX_LANE_NAME_EM, complete_from, free_room_replan, hud_layers,
                        incomplete_rows, lane_labels, legend_box, legend_placement, occupancy_grid, plan_hud, rects_grid,
@@ -179,11 +179,10 @@ def icicle_stages(trace: Trace, params: IcicleParams, tpx: float, content_h_px: 
     fold = fold_levels(tr, idx, sel.parent, sel.lane, n_lanes, params.fold, width_px, MARKER_CHARS * 0.5 * tpx,
                        tpx, est_us_per_px, budget_of=lane_budget_of(sel, params, tpx, content_h_px))
     ext_unit, ext_label = extrusion(tr, idx, params.extrude_measure, fold.drawn, sel.lane, n_lanes)
-    # width × height × drawn, made in the widths' array a chunk at a time (no second array over the shown calls)
+    # width × height × drawn, made in the widths' array in one pass (no second array over the shown calls)
     view_area = width_px
-    for a in range(0, idx.size, MEASURE_CHUNK):
-        s = slice(a, a + MEASURE_CHUNK)
-        np.multiply(np.multiply(width_px[s], fold.height[s], out=width_px[s]), fold.drawn[s], out=width_px[s])
+    h = fold.height  # (`fold_heights.LevelHeights`: a code a call into its lane's row of the table)
+    view_areas_in_place(width_px, np.ascontiguousarray(h.table, np.float64), h.lane, h.code, fold.drawn)
     if colouring_of is not None:
         colouring = colouring_of(sel)
     else:
