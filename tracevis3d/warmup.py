@@ -173,9 +173,8 @@ def _recursion_towers() -> None:
     trace with a recursion at least 12 levels deep runs it."""
     import numpy as np
 
-    from .kernels.recursion import recursion_depth, running_max_by_segment
+    from .kernels.recursion import running_max_by_segment
 
-    recursion_depth(np.zeros(3, np.int32), np.array([-1, 0, 1], np.int32))
     running_max_by_segment(np.zeros(2), np.ones(2, np.bool_))
 
 

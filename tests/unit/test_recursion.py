@@ -41,6 +41,30 @@ def test_recursion_depth_equals_its_brute_force_twin(seed):
     assert rec.max() > 2  # few functions, deep trees: recursions to find
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_recursive_calls_read_where_they_lie_are_the_kernel_over_every_call(seed):
+    """`recursive_in_run` (through `recursive_calls`, runs of whole trees cut at roots, shown
+    calls a subset of a trace's) against `recursion_depth` over the gathered functions: the
+    recursive calls, less the runtime's functions, and their chains' outermost calls."""
+    from tracevis3d.layout.recursion import recursive_calls
+
+    t = random_trace(n_roots=12, fanout=3, max_depth=7, threads=2, seed=seed, n_func=4 + seed)
+    rng = np.random.default_rng(seed)
+    n_all = len(t) + 50
+    idx = np.sort(rng.permutation(n_all)[: len(t)])  # the shown calls: some of a larger trace's
+    func_all = rng.integers(0, 4 + seed, n_all).astype(np.int32)
+    func_all[idx] = t.func
+    rec, outer = recursion_depth(func_all[idx], t.parent)
+    infra = rng.random(4 + seed) < 0.3
+    for mask in (None, infra):
+        keep = rec > 1 if mask is None else (rec > 1) & ~mask[func_all[idx]]
+        want = np.flatnonzero(keep)
+        for chunk in (1, 5, 64, 1 << 40):
+            deep, out = recursive_calls(func_all, idx, t.parent, mask, chunk=chunk)
+            assert np.array_equal(deep, want) and np.array_equal(out, outer[want]), chunk
+    assert rec.max() > 2
+
+
 def test_running_max_by_segment_equals_its_brute_force_twin():
     rng = np.random.default_rng(3)
     v = rng.normal(size=200)

@@ -46,6 +46,55 @@ def recursion_depth(func, parent):
 
 
 @njit(cache=True, nogil=True)
+def recursive_in_run(func, idx, parent, a, b, infra, n_funcs):
+    """`recursion_depth` over the shown calls a..b-1, a run of whole trees (shown call j is call
+    ``idx[j]`` of function ``func[idx[j]]``, its parent the shown call ``parent[j]``; one
+    before a: none), read where they lie: ``(deep, outer)``, the shown calls j (ascending)
+    with ``rec`` > 1 whose function is not the runtime's (``infra[f]``; an empty ``infra``:
+    none left out), and the outermost call of each one's chain.  The open calls' function,
+    ``rec`` and ``outer`` are kept on the stack only (`layout.recursion.recursive_calls`: no
+    gathered functions, shifted parents or arrays of rec and outer over the run)."""
+    m = b - a
+    stack = np.empty(m, np.int64)     # the open calls (positions in the run), outermost first
+    replaced = np.empty(m, np.int64)  # the nearest open call of its function before each push
+    s_func = np.empty(m, np.int64)
+    s_rec = np.empty(m, np.int64)
+    s_outer = np.empty(m, np.int64)
+    nearest = np.full(max(n_funcs, 1), -1, np.int64)  # stack position per function
+    deep = np.empty(m, np.int64)
+    outer = np.empty(m, np.int64)
+    use_infra = infra.shape[0] > 0
+    nd = 0
+    top = 0
+    for i in range(m):
+        p = parent[a + i] - a
+        if p < 0:
+            p = -1
+        while top > 0 and stack[top - 1] != p:  # back to the caller: the calls that ended
+            top -= 1
+            nearest[s_func[top]] = replaced[top]
+        f = func[idx[a + i]]
+        k = nearest[f]
+        r = 1
+        o = i
+        if k >= 0:
+            r = s_rec[k] + 1
+            o = s_outer[k]
+        stack[top] = i
+        replaced[top] = k
+        s_func[top] = f
+        s_rec[top] = r
+        s_outer[top] = o
+        nearest[f] = top
+        top += 1
+        if r > 1 and not (use_infra and infra[f]):
+            deep[nd] = i + a
+            outer[nd] = o + a
+            nd += 1
+    return deep[:nd].copy(), outer[:nd].copy()
+
+
+@njit(cache=True, nogil=True)
 def running_max_by_segment(values, first):
     """Running maximum of ``values`` that restarts where ``first`` (bool) is set: out[i] =
     max(values[j] for j in [s, i]), s the last index <= i with first[s] (s = 0 if none)."""

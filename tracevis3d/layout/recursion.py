@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.recursion import recursion_depth, running_max_by_segment
+from ..kernels.recursion import recursive_in_run, running_max_by_segment
 from .annotate import cells_free, occupancy_grid, summed_area
 from .callouts import text_cells
 from .camera import project, world_per_pixel
@@ -69,8 +69,8 @@ class Tower:
     end: float
 
 
-#: `recursive_calls` runs `recursion_depth` over this many shown calls at a time (its work arrays,
-#: ~36 bytes a call, over these only), or over one tree where a tree holds more
+#: `recursive_calls` reads this many shown calls at a time (`recursive_in_run`: its outputs' room,
+#: 16 bytes a call, over these only), or one tree where a tree holds more
 RECURSION_CHUNK_CALLS = 1 << 19
 
 
@@ -80,7 +80,9 @@ def recursive_calls(func, idx, parent, infra=None, chunk: int = RECURSION_CHUNK_
     outermost call of each one's chain, for the shown calls ``idx`` (calls of ``func``'s
     trace) of the forest ``parent`` (pre-order, -1 for roots).  Computed a run of whole trees
     at a time (cut at roots, where the kernel's stack of open calls is empty: the same
-    values), so its arrays over every shown call are two bool-sized ones, not ~36 bytes a call."""
+    values), each run read where it lies (`kernels.recursion.recursive_in_run`: the open
+    calls' state on its stack, `recursion_depth`'s values), so it holds no array over every
+    shown call but the roots."""
     n = int(parent.shape[0])
     roots = np.flatnonzero(parent < 0)
     cuts = np.array([0, n])
@@ -88,20 +90,13 @@ def recursive_calls(func, idx, parent, infra=None, chunk: int = RECURSION_CHUNK_
         cuts = np.unique(np.append(roots[np.minimum(np.searchsorted(roots, np.arange(0, n, chunk)),
                                                     roots.size - 1)], n))
     del roots
-    infra_of = None if infra is None else np.asarray(infra, np.bool_)
+    infra_of = np.zeros(0, np.bool_) if infra is None else np.ascontiguousarray(infra, np.bool_)
     dt = np.int32 if n < np.iinfo(np.int32).max else np.int64  # (4 bytes a recursive call where they fit)
-    def run(ab):  # a run of whole trees
-        a, b = ab
-        f = func[idx[a:b]]
-        p = parent[a:b] - parent.dtype.type(a)  # its dtype kept (the kernel's compiled signature)
-        p[p < 0] = -1
-        rec, outer = recursion_depth(f, p)
-        del p
-        keep = rec > 1
-        if infra_of is not None:
-            keep &= ~infra_of[f]
-        at = np.flatnonzero(keep)
-        return (at + a).astype(dt), (outer[at] + a).astype(dt)
+    n_funcs = int(func.max(initial=-1)) + 1
+
+    def run(ab):  # a run of whole trees, read where it lies (`kernels.recursion.recursive_in_run`)
+        deep, outer = recursive_in_run(func, idx, parent, ab[0], ab[1], infra_of, n_funcs)
+        return deep.astype(dt, copy=False), outer.astype(dt, copy=False)
 
     parts = [run(ab) for ab in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
     if not parts:
