@@ -124,6 +124,56 @@ def test_colour_slots_in_one_pass_are_the_numpy_passes(idx_dtype, slot_dtype):
     assert {wait_slot, infra_slot, other_slot} <= set(got.tolist())
 
 
+def _subpixel_clusters_twin(start, end, depth, lane, min_width, max_gap, key):
+    """SyncTrace IV-B2's clusters as `layout.cluster.cluster_subpixel_calls` documents them, by
+    hand: one open cluster per (lane, depth), a small call joining it when it starts at most
+    ``max_gap`` after its end, a wide one closing it; each cluster's longest member (first on
+    ties) and uniformity taken from its member list at the end."""
+    cluster_of = np.full(start.size, -1, np.int64)
+    clusters = []  # [lane, depth, start, end, members]
+    open_at, cur = {}, None
+    for i in range(start.size):
+        if lane[i] != cur:
+            open_at, cur = {}, lane[i]
+        w = end[i] - start[i]
+        if w >= min_width[cur]:
+            open_at.pop(depth[i], None)
+            continue
+        j = open_at.get(depth[i])
+        if j is not None and start[i] - clusters[j][3] <= max_gap[cur]:
+            clusters[j][3] = max(clusters[j][3], end[i])
+            clusters[j][4].append(i)
+        else:
+            j = len(clusters)
+            clusters.append([cur, depth[i], start[i], end[i], [i]])
+            open_at[depth[i]] = j
+        cluster_of[i] = j
+    rep = [m[int(np.argmax(end[m] - start[m]))] for *_, m in clusters]
+    uniform = [len(set(key[m].tolist())) == 1 for *_, m in clusters]
+    return (cluster_of, [c[0] for c in clusters], [c[1] for c in clusters], [c[2] for c in clusters],
+            [c[3] for c in clusters], [len(c[4]) for c in clusters], rep, uniform)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_subpixel_clusters_are_their_brute_force_twin(seed):
+    from tracevis3d.layout.cluster import cluster_subpixel_calls
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    lane = np.sort(rng.integers(0, 3, n)).astype(np.int32)
+    depth = rng.integers(0, 5, n).astype(np.int32)
+    start = np.cumsum(rng.choice([0.0, 0.1, 0.5, 2.0], n))
+    end = start + rng.choice([0.05, 0.2, 0.2, 0.6, 3.0], n) * rng.random(n)
+    key = rng.integers(0, 2 + seed, n).astype(np.int32)
+    min_width, max_gap = np.array([0.5, 0.3, 1.0]), np.array([0.4, 0.1, 2.0])
+    got = cluster_subpixel_calls(start, end, depth, lane, min_width, max_gap, key)
+    want = _subpixel_clusters_twin(start, end, depth, lane, min_width, max_gap, key)
+    assert np.array_equal(got[0], want[0])
+    for g, w in zip(got[1:], want[1:]):
+        assert np.array_equal(g, np.asarray(w, g.dtype))
+    assert got[7].any() and not got[7].all() and (got[5] > 2).any()  # uniform and mixed, many members
+
+
 def drawn_reading(rng, whole: bool) -> dict:
     """Drawn calls read where they lie: positions among the shown calls, the shown calls' calls
     (or every call, ``whole``), times to clip, functions and lanes."""

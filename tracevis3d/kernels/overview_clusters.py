@@ -52,6 +52,8 @@ def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, leve
     c_count = np.empty(cap, np.int32)
     c_rep = np.empty(cap, np.int32)
     c_uniform = np.empty(cap, np.bool_)
+    c_rep_w = np.empty(cap, np.float64)  # the longest member's width (its clipped time)
+    c_key0 = np.empty(cap, key.dtype)  # the first member's key: while uniform, every member's
     max_level = room_for(level[:n], 0, 0)
     open_k = np.full(max_level + 1, -1, np.int64)
     nc = 0
@@ -76,12 +78,11 @@ def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, leve
             if e > c_end[j]:
                 c_end[j] = e
             c_count[j] += 1
-            r = c_rep[j]
-            rs, re_, rc = _extent(r, every, pos, idx, whole, start, end, t0, t1)
-            if key[c] != key[rc]:
+            if key[c] != c_key0[j]:  # (the longest member's key while uniform: the first's)
                 c_uniform[j] = False
-            if w > re_ - rs:
+            if w > c_rep_w[j]:
                 c_rep[j] = k
+                c_rep_w[j] = w
         else:
             j = nc
             nc += 1
@@ -89,7 +90,7 @@ def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, leve
                 c_lane, c_level, c_count, c_rep = (grown(c_lane, nc), grown(c_level, nc), grown(c_count, nc),
                                                    grown(c_rep, nc))
                 c_start, c_end = grown(c_start, nc), grown(c_end, nc)
-                c_uniform = grown(c_uniform, nc)
+                c_uniform, c_rep_w, c_key0 = grown(c_uniform, nc), grown(c_rep_w, nc), grown(c_key0, nc)
             c_lane[j] = cur_lane
             c_level[j] = d
             c_start[j] = s
@@ -97,6 +98,8 @@ def lane_clusters(n, every, pos, idx, whole, start, end, t0, t1, key, lane, leve
             c_count[j] = 1
             c_rep[j] = k
             c_uniform[j] = True
+            c_rep_w[j] = w
+            c_key0[j] = key[c]
             open_k[d] = j
         cluster_of[k] = j
     lane_cuts.append(n)
@@ -123,7 +126,8 @@ def drawn_clusters(pos, idx, whole, start, end, t0, t1, func, lane, level, min_w
 def _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, func, n_funcs):
     """Per cluster: its dominant member, that function's share and the cluster's time (module
     doc), a lane at a time: the lane's members bucketed by cluster (a lane's clusters are
-    numbered consecutively) in a scratch table of int32 the size of the longest lane."""
+    numbered consecutively) in a scratch table of int32 the size of the longest lane; each
+    cluster's members read once, its distinct functions compared and cleared after."""
     c_dom = np.full(nc, -1, np.int64)
     c_share = np.zeros(nc, np.float64)
     c_time = np.zeros(nc, np.float64)
@@ -133,6 +137,7 @@ def _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, fu
     order = np.empty(longest, np.int32)
     acc = np.zeros(n_funcs, np.float64)
     last = np.full(n_funcs, -1, np.int64)
+    touched = np.empty(n_funcs, np.int64)  # a cluster's distinct functions, in order of first member
     for q in range(len(lane_cuts) - 1):
         a, b = lane_cuts[q], lane_cuts[q + 1]
         g0, g1 = nc, -1  # the lane's clusters: [g0, g1]
@@ -158,17 +163,22 @@ def _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, fu
                 fill[g - g0] += 1
         for g in range(g1 - g0 + 1):
             total = 0.0
-            for j in range(ptr[g], ptr[g + 1]):
+            nt = 0
+            for j in range(ptr[g], ptr[g + 1]):  # the members, read once: each function's time
                 k = order[j]
                 s, e, c = drawn_time(k, pos, idx, whole, start, end, t0, t1)
                 f = func[c]
+                if last[f] < 0:  # (a member's position is >= 0: the function's first member)
+                    touched[nt] = f
+                    nt += 1
                 acc[f] += e - s
                 last[f] = k
                 total += e - s
+            # the most time, ties to the smallest function: the same over the distinct
+            # functions as over the members, whatever their order (a NaN time is never taken)
             best, best_t = -1, -1.0
-            for j in range(ptr[g], ptr[g + 1]):
-                s, e, c = drawn_time(order[j], pos, idx, whole, start, end, t0, t1)
-                f = func[c]
+            for q in range(nt):
+                f = touched[q]
                 t = acc[f]
                 if t > best_t or (t == best_t and f < best):
                     best, best_t = f, t
@@ -178,9 +188,7 @@ def _dominant(cluster_of, lane_cuts, nc, pos, idx, whole, start, end, t0, t1, fu
             else:  # (no member of a finite time: `dominant_members`' -1, taken as the lane's first)
                 c_dom[g0 + g] = a
             c_time[g0 + g] = total
-            for j in range(ptr[g], ptr[g + 1]):
-                s, e, c = drawn_time(order[j], pos, idx, whole, start, end, t0, t1)
-                f = func[c]
-                acc[f] = 0.0
-                last[f] = -1
+            for q in range(nt):
+                acc[touched[q]] = 0.0
+                last[touched[q]] = -1
     return c_dom, c_share, c_time
