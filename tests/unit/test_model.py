@@ -48,6 +48,23 @@ def test_self_time_of_some_calls_is_self_time_bit_for_bit():
     assert s.self_time_of(np.zeros(0, np.int64)).shape == (0,)
 
 
+def test_self_time_of_runs_of_consecutive_calls_is_self_time_bit_for_bit():
+    """Runs of consecutive calls, as a whole figure's measure stage asks for them a chunk at a
+    time (`layout.icicle_measure.MeasureUnits`): the whole trace, runs cut inside deep
+    subtrees and at thread boundaries, one call, and a run that is not quite consecutive."""
+    s = tracevis3d.synthetic(20_000, threads=3, seed=5, sync=True)
+    want = s.self_time
+    n = len(s)
+    rng = np.random.default_rng(2)
+    cuts = [(0, n), (0, 1), (n - 1, n), (1, n - 1)] + [tuple(sorted(rng.integers(0, n + 1, 2))) for _ in range(30)]
+    for a, b in cuts:
+        got = s.self_time_of(np.arange(a, b))
+        assert got.tobytes() == want[a:b].tobytes(), (a, b)
+    assert np.allclose([_self_time_brute(s, i) for i in range(500, 700)], s.self_time_of(np.arange(500, 700)))
+    gap = np.r_[np.arange(100, 200), np.arange(201, 300)]  # not consecutive: one call at a time
+    assert s.self_time_of(gap).tobytes() == want[gap].tobytes()
+
+
 @pytest.mark.parametrize("field,value,match", [
     ("parent", [-1, 0, 0, 0, -1, 4], "subtree|sibling|depth"),
     ("depth", [0, 1, 2, 2, 0, 1], "depth"),
