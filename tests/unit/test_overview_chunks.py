@@ -102,3 +102,54 @@ def test_level_key_ranks_round_half_to_even_and_refuse_what_is_not_a_key():
     bad[local[5]] = np.nan
     assert not level_key_ranks(bad, local, 4096.0, int(keys.min()), int(keys.max()))[0]
     assert not level_key_ranks(bottom, local, 4096.0, int(keys.min()) + 1, int(keys.max()))[0]
+
+
+def _hops_twin(trace, d, named_ids, which):
+    """`callouts._hops_to_a_name` as numpy passes over the drawn calls' columns (its form
+    before `kernels.drawn.mark_drawn_and_named`)."""
+    from tracevis3d.layout.callouts import NAME_HOPS
+
+    didx, dfold, dcid = np.asarray(d.idx), np.asarray(d.folded), np.asarray(d.call_id)
+    drawn = np.zeros(len(trace), np.bool_)
+    drawn[didx[~dfold]] = True
+    named_ids = named_ids[named_ids >= 0].astype(np.int64)
+    is_named = np.zeros(int(max(named_ids.max(initial=-1), dcid.max(initial=-1))) + 1, np.bool_)
+    is_named[named_ids] = True
+    named = np.zeros(len(trace), np.bool_)
+    named[didx[is_named[dcid]]] = True
+    hops = np.full(which.size, NAME_HOPS, np.int64)
+    seen = np.zeros(which.size, np.int64)
+    anc = trace.parent[didx[which]]
+    for _ in range(4 * NAME_HOPS):
+        live = (anc >= 0) & (hops == NAME_HOPS) & (seen < NAME_HOPS)
+        a = np.maximum(anc, 0)
+        seen += live & drawn[a]
+        hops = np.where(live & named[a], np.minimum(seen, NAME_HOPS), hops)
+        anc = np.where(live, trace.parent[a], -1)
+    return hops
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("window", [None, (0.2, 0.6)])
+def test_hops_to_a_name_read_in_place_are_the_numpy_passes(monkeypatch, window):
+    """`callouts._hops_to_a_name` over the drawn calls gathered and read where they lie (a
+    whole figure's and a window's, whose call ids are the loaded trace's), against its twin."""
+    from tracevis3d.layout.callouts import _hops_to_a_name
+
+    tr = tracevis3d.synthetic(6000, threads=3, seed=4)
+    if window is not None:  # (µs from the trace's start)
+        span = float(tr.end.max() - tr.start.min())
+        window = (window[0] * span, window[1] * span)
+    rng = np.random.default_rng(6)
+    for gathered_max in (1 << 40, 0):
+        monkeypatch.setattr(icicle, "GATHERED_MAX_CALLS", gathered_max)
+        st = icicle.icicle_stages(tr, IcicleParams(time_window=window), 16.0, window_first=True)
+        d, trace = st.drawn, st.sel.trace
+        assert isinstance(d.idx, np.ndarray) == bool(gathered_max)
+        assert (window is None) != bool((np.asarray(d.call_id) != np.asarray(d.idx)).any())  # (a window's ids)
+        n = len(np.asarray(d.idx))
+        named_ids = np.r_[rng.choice(np.asarray(d.call_id), 40), -1, 10 ** 9]
+        which = rng.choice(n, 300)
+        got = _hops_to_a_name(trace, d, named_ids, which)
+        assert np.array_equal(got, _hops_twin(trace, d, named_ids, which))
+        assert len(set(got.tolist())) > 1

@@ -97,6 +97,25 @@ def level_key_ranks(bottom, local, level_scale, lo, hi):
 
 
 @njit(cache=True, nogil=True)
+def mark_drawn_and_named(drawn, named, pos, idx, whole, folded, ids, ids_of_drawn, is_named):
+    """For the drawn calls read where they lie (drawn call k at position ``p = pos[k]`` of
+    ``folded``, call ``c = p`` (``whole``) or ``idx[p]``): ``drawn[c] = True`` unless
+    ``folded[p]`` (a folded run's band), and ``named[c] = True`` where its id in the loaded
+    trace is marked in ``is_named`` (an id past its end is not).  The id: ``ids[k]``
+    (``ids_of_drawn``: one a drawn call), else ``ids[c]``, or c itself where ``ids`` is empty."""
+    by_call = ids.shape[0] > 0
+    n_named = is_named.shape[0]
+    for k in range(pos.shape[0]):
+        p = pos[k]
+        c = p if whole else idx[p]
+        if not folded[p]:
+            drawn[c] = True
+        cid = ids[k] if ids_of_drawn else (ids[c] if by_call else c)
+        if 0 <= cid < n_named and is_named[cid]:
+            named[c] = True
+
+
+@njit(cache=True, nogil=True)
 def clipped_widths(idx, lane, start, end, t0, t1, px_per_us):
     """``width[k] = (min(end[i], t1) − max(start[i], t0)) · px_per_us[lane[k]]`` for
     i = idx[k]: each shown call's width in pixels, its time clipped to the window [t0, t1]

@@ -46,7 +46,8 @@ import numpy as np
 
 from .annotate import cells_free, occupancy_grid, summed_area
 from .camera import euler_xyz, project, world_per_pixel
-from .geometry import AtIndex, drawn_chunks
+from ..kernels.drawn import mark_drawn_and_named
+from .geometry import AtIndex
 from .labels import LEADER_PX, LEADER_RGB, PAD, box_face_pixels, place_facing_text, text_basis
 from .spec import CurveLayer, LabelSet
 from .text import ASCENT, DESCENT, has_qualifier, name_candidates, text_width
@@ -102,18 +103,18 @@ def _hops_to_a_name(trace, d, named_ids, which) -> np.ndarray:
     box whose call is in ``named_ids``, loaded-trace call ids), capped at `NAME_HOPS`: a call
     right under a named one (``json.load`` under ``json.tool.main``) says what that one does;
     one deep inside an unnamed stack says less."""
-    chunks = drawn_chunks(d.local.size)  # the drawn calls read a chunk at a time
     drawn = np.zeros(len(trace), np.bool_)
-    top_id = -1
-    for s in chunks:
-        drawn[d.idx[s][~d.folded[s]]] = True
-        top_id = max(top_id, int(d.call_id[s].max(initial=-1)))
-    named_ids = named_ids[named_ids >= 0].astype(np.int64)
-    is_named = np.zeros(int(max(named_ids.max(initial=-1), top_id)) + 1, np.bool_)
-    is_named[named_ids] = True  # a lookup, not np.isin: O(drawn calls) whatever the number of names
     named = np.zeros(len(trace), np.bool_)
-    for s in chunks:
-        named[d.idx[s][is_named[d.call_id[s]]]] = True
+    named_ids = named_ids[named_ids >= 0].astype(np.int64)
+    is_named = np.zeros(int(named_ids.max(initial=-1)) + 1, np.bool_)
+    is_named[named_ids] = True  # a lookup, not np.isin: O(drawn calls) whatever the number of names
+    if isinstance(d.idx, np.ndarray):  # the drawn calls' fields gathered: arrays by drawn call
+        n = d.idx.size
+        mark_drawn_and_named(drawn, named, np.arange(n), np.asarray(d.idx, np.int64), False, np.asarray(d.folded),
+                             np.asarray(d.call_id), True, is_named)
+    else:  # read where they lie (a whole figure of 10^7 calls: no gathers of their fields)
+        src = d.source
+        mark_drawn_and_named(drawn, named, src.pos, src.idx, bool(src.whole), src.folded, src.orig, False, is_named)
     hops = np.full(which.size, NAME_HOPS, np.int64)
     seen = np.zeros(which.size, np.int64)
     anc = trace.parent[d.idx[which]]
