@@ -327,6 +327,19 @@ PC_NONE, PC_BE, PC_X, PC_INSTANT, PC_FLOW, PC_META, PC_SIDE, PC_PROFILE = range(
 #: its outputs, in order: instants, metadata, V8 profiles, async (side) rows, the same with a
 #: finite time, B and E rows, X rows
 (RK_INST, RK_META, RK_PROF, RK_SIDE_ALL, RK_SIDE, RK_BE, RK_X, RK_LEN) = range(8)
+#: the output of each class (-1: none; a side row goes to `RK_SIDE` too when its time is finite)
+_OUTPUT_OF_CLASS = np.array([-1, RK_BE, RK_X, RK_INST, -1, RK_META, RK_SIDE_ALL, RK_PROF], np.int64)
+#: whether a class's rows are kept only with a finite time (and counted as bad without one)
+_NEEDS_TIME = np.array([False, True, True, True, True, False, False, False])
+
+
+@njit(cache=True, nogil=True)
+def _row_output(ph, i, phase_class, kind_rows, event_rows):
+    """Row i's class (`PC_NONE` past the rows its class counts for)."""
+    c = phase_class[ph[i]]
+    if i >= kind_rows or ((c == PC_SIDE or c == PC_PROFILE) and i >= event_rows):
+        return PC_NONE
+    return c
 
 
 @njit(cache=True, nogil=True)
@@ -339,73 +352,39 @@ def rows_by_phase(ph, ts, phase_class, kind_rows, event_rows, max_t):
     time; metadata, profiles and side rows whatever their time, and the side rows again with a
     finite one.  A call, instant or flow row without a finite time is counted as bad.
 
-    Returns (the rows of each kind in `RK_INST` ... order, ascending; the finite mask of every
-    row; the bad rows' count; the first bad row, -1 for none)."""
+    Returns (the rows of each kind in `RK_INST` ... order, ascending: views of one array; the
+    finite mask of every row; the bad rows' count; the first bad row, -1 for none)."""
     n = ph.shape[0]
     finite = np.empty(n, np.bool_)
     counts = np.zeros(RK_LEN, np.int64)
     n_bad = 0
     first_bad = np.int64(-1)
     for i in range(n):
-        t = ts[i]
-        f = abs(t) <= max_t
+        f = abs(ts[i]) <= max_t
         finite[i] = f
-        c = phase_class[ph[i]]
-        if i >= kind_rows or ((c == PC_SIDE or c == PC_PROFILE) and i >= event_rows):
-            c = PC_NONE
-        if c == PC_NONE:
-            continue
-        if c == PC_SIDE:
-            counts[RK_SIDE_ALL] += 1
-            counts[RK_SIDE] += f
-        elif c == PC_PROFILE:
-            counts[RK_PROF] += 1
-        elif c == PC_META:
-            counts[RK_META] += 1
-        elif not f:
+        c = _row_output(ph, i, phase_class, kind_rows, event_rows)
+        if _NEEDS_TIME[c] and not f:
             if n_bad == 0:
                 first_bad = i
             n_bad += 1
-        elif c == PC_BE:
-            counts[RK_BE] += 1
-        elif c == PC_X:
-            counts[RK_X] += 1
-        elif c == PC_INSTANT:
-            counts[RK_INST] += 1
-    inst = np.empty(counts[RK_INST], np.int64)
-    meta = np.empty(counts[RK_META], np.int64)
-    prof = np.empty(counts[RK_PROF], np.int64)
-    side_all = np.empty(counts[RK_SIDE_ALL], np.int64)
-    side = np.empty(counts[RK_SIDE], np.int64)
-    be = np.empty(counts[RK_BE], np.int64)
-    x = np.empty(counts[RK_X], np.int64)
-    k = np.zeros(RK_LEN, np.int64)
+        elif _OUTPUT_OF_CLASS[c] >= 0:
+            counts[_OUTPUT_OF_CLASS[c]] += 1
+            if c == PC_SIDE and f:
+                counts[RK_SIDE] += 1
+    at = np.zeros(RK_LEN + 1, np.int64)  # each output's place in one array
+    for r in range(RK_LEN):
+        at[r + 1] = at[r] + counts[r]
+    out = np.empty(at[RK_LEN], np.int64)
+    fill = at[:RK_LEN].copy()
     for i in range(min(n, kind_rows)):
-        c = phase_class[ph[i]]
-        if c == PC_NONE or ((c == PC_SIDE or c == PC_PROFILE) and i >= event_rows):
+        c = _row_output(ph, i, phase_class, kind_rows, event_rows)
+        r = _OUTPUT_OF_CLASS[c]
+        if r < 0 or (_NEEDS_TIME[c] and not finite[i]):
             continue
-        f = finite[i]
-        if c == PC_SIDE:
-            side_all[k[RK_SIDE_ALL]] = i
-            k[RK_SIDE_ALL] += 1
-            if f:
-                side[k[RK_SIDE]] = i
-                k[RK_SIDE] += 1
-        elif c == PC_PROFILE:
-            prof[k[RK_PROF]] = i
-            k[RK_PROF] += 1
-        elif c == PC_META:
-            meta[k[RK_META]] = i
-            k[RK_META] += 1
-        elif not f:
-            continue
-        elif c == PC_BE:
-            be[k[RK_BE]] = i
-            k[RK_BE] += 1
-        elif c == PC_X:
-            x[k[RK_X]] = i
-            k[RK_X] += 1
-        elif c == PC_INSTANT:
-            inst[k[RK_INST]] = i
-            k[RK_INST] += 1
-    return (inst, meta, prof, side_all, side, be, x), finite, n_bad, first_bad
+        out[fill[r]] = i
+        fill[r] += 1
+        if c == PC_SIDE and finite[i]:
+            out[fill[RK_SIDE]] = i
+            fill[RK_SIDE] += 1
+    return ((out[at[0]:at[1]], out[at[1]:at[2]], out[at[2]:at[3]], out[at[3]:at[4]], out[at[4]:at[5]],
+             out[at[5]:at[6]], out[at[6]:at[7]]), finite, n_bad, first_bad)
