@@ -118,3 +118,94 @@ def test_loaded_kernels_link_into_code_compiled_later(tmp_path):
     assert out["PENDING"] == "True"  # loaded lazily
     assert out["DIRECT"] == "3" and out["LINKED"] == "30"
     assert out["PENDING_AFTER"] == "False"  # linking read the module
+
+
+FOLDERS = r"""
+import os, shutil, sys, tempfile, warnings
+warnings.simplefilter("ignore")
+made = []
+real = tempfile.TemporaryFile
+def counted(*a, **k):
+    made.append(k.get("dir"))
+    return real(*a, **k)
+tempfile.TemporaryFile = counted
+import numpy as np
+from tracevis3d.kernels import jsontokens, jsonspans, sidetables  # 40-odd kernels, one cache folder
+print("CHECKS", len(made), len(set(made)))
+shutil.rmtree(os.environ["NUMBA_CACHE_DIR"])  # removed after the check: a save makes it again
+print("FIRST", int(jsontokens.first_non_ws(np.frombuffer(b"   {", np.uint8), 0)))
+print("SAVED", any(f.endswith(".nbi") for _, _, fs in os.walk(os.environ["NUMBA_CACHE_DIR"]) for f in fs))
+"""
+
+
+def test_a_cache_folder_is_checked_once_and_made_again_when_removed(tmp_path):
+    """`tracevis3d.kernels._cache_folders_checked_once`: one writable-folder check per folder, not
+    per kernel; a folder removed meanwhile is made again by the next save, as numba would."""
+    cache = tmp_path / "cache"
+    r = subprocess.run([sys.executable, "-c", FOLDERS], capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    assert out["CHECKS"] == "1 1"
+    assert out["FIRST"] == "3" and out["SAVED"] == "True"
+
+
+YAML = r"""
+import sys, warnings
+warnings.simplefilter("ignore")
+import tracevis3d.kernels
+from numba.core import config
+print("YAML_AFTER_NUMBA", "yaml" in sys.modules, config._HAVE_YAML, config.OPT)
+from tracevis3d.kernels import jsontokens
+import numpy as np
+print("RUNS", int(jsontokens.first_non_ws(np.frombuffer(b"  [", np.uint8), 0)))
+try:
+    import yaml
+    print("YAML_LATER", yaml.safe_load("a: 1") == {"a": 1})
+except ImportError:
+    print("YAML_LATER not installed")
+"""
+
+
+def test_numba_is_imported_without_yaml_unless_a_config_file_asks(tmp_path):
+    """`tracevis3d.kernels._import_numba`: no PyYAML import for numba in a folder without
+    ``.numba_config.yaml`` (yaml imports normally afterwards); with one, numba reads it."""
+    pytest = __import__("pytest")
+    pytest.importorskip("yaml")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env.pop("NUMBA_OPT", None)
+
+    def run(cwd):
+        r = subprocess.run([sys.executable, "-c", YAML], capture_output=True, text=True, timeout=900, env=env,
+                           cwd=cwd)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    out = run(plain)
+    assert out["YAML_AFTER_NUMBA"].split()[:2] == ["False", "False"]
+    assert out["RUNS"] == "2" and out["YAML_LATER"] == "True"
+    configured = tmp_path / "configured"
+    configured.mkdir()
+    (configured / ".numba_config.yaml").write_text("opt: '1'\n")  # (numba reads the level as text)
+    out = run(configured)
+    assert out["YAML_AFTER_NUMBA"] == "True True _OptLevel(1)"  # the file read: level 1, not 3
+    assert out["RUNS"] == "2"
+
+
+def test_the_yaml_refusal_is_for_the_importing_thread_only():
+    from tracevis3d.kernels import _NoYamlForNumba
+    import threading
+
+    mine = _NoYamlForNumba(threading.get_ident())
+    other = _NoYamlForNumba(threading.get_ident() + 1)
+    assert other.find_spec("yaml") is None and other.find_spec("yaml.cyaml") is None
+    assert mine.find_spec("yamlish") is None and mine.find_spec("numpy") is None
+    for name in ("yaml", "yaml.cyaml"):
+        try:
+            mine.find_spec(name)
+        except ModuleNotFoundError as e:
+            assert e.name == name
+        else:
+            raise AssertionError(f"{name} was not refused")
