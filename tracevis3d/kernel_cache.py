@@ -60,16 +60,38 @@ def package_dirs(root: str) -> list[str]:
     return out
 
 
-def tag() -> str:
-    """What a shipped cache is valid for: ``py3.11-numba0.68.1-x86_64`` (numba not imported)."""
-    import platform
+def _numba_version() -> str:
+    """numba's installed version, "?" when it is not installed, without importing numba: the one
+    ``numba-<version>.dist-info`` folder beside the package where there is one (a directory
+    listing), else `importlib.metadata` (whose import and search of every installed package took
+    15-25 ms of a process's first trace load, before the file was read)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("numba")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        site = os.path.dirname(os.path.dirname(spec.origin))
+        try:
+            found = [n[6:-10] for n in os.listdir(site) if n.startswith("numba-") and n.endswith(".dist-info")]
+        except OSError:
+            found = []
+        if len(found) == 1 and re.fullmatch(r"[0-9][0-9A-Za-z.+!_-]*", found[0]):
+            return found[0]
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        nb = version("numba")
+        return version("numba")
     except PackageNotFoundError:
-        nb = "?"
-    return f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{nb}-{platform.machine().lower()}"
+        return "?"
+
+
+def tag() -> str:
+    """What a shipped cache is valid for: ``py3.11-numba0.68.1-x86_64`` (numba not imported)."""
+    import platform
+
+    return f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{_numba_version()}-{platform.machine().lower()}"
 
 
 SOURCES_MARK = "tracevis3d-sources-{}.txt"  # one per installed package folder, in the cache folder
@@ -383,6 +405,8 @@ def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None
     Nothing happens when the shipped tag does not match this Python/numba/machine, or for
     an index the user's cache already has.
     """
+    if not os.path.isdir(shipped):  # a source tree: nothing shipped (and no tag to work out)
+        return {"installed": 0, "entries": 0, "skipped": "no pre-built kernels in this build"}
     if os.path.isdir(os.path.join(shipped, tag())):  # one folder per Python/numba/machine
         shipped = os.path.join(shipped, tag())
     m = read_manifest(shipped)

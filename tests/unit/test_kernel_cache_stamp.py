@@ -79,3 +79,20 @@ def test_every_step_module_has_cache_entries_of_its_own():
     without = [m for m in sorted(modules)
                if not own_entry.search(open(os.path.join(kc.package_root(), m + ".py"), encoding="utf-8").read())]
     assert not without, f"step modules that can have no cache entry of their own: {without}"
+
+
+def test_the_shipped_tag_names_the_installed_numba_without_importing_it(tmp_path):
+    """`kernel_cache.tag` reads numba's version from its dist-info folder (no `importlib.metadata`
+    on a first load's path); the same as what `importlib.metadata` says."""
+    import importlib.metadata
+    import platform
+    import sys
+
+    from tracevis3d import kernel_cache
+
+    want = importlib.metadata.version("numba")
+    assert kernel_cache._numba_version() == want
+    assert kernel_cache.tag() == f"py{sys.version_info[0]}.{sys.version_info[1]}-numba{want}-{platform.machine().lower()}"
+    # a source tree (no shipped folder): nothing to install, said plainly
+    rep = kernel_cache.install_shipped(str(tmp_path / "none"), str(tmp_path), str(tmp_path / "cache"))
+    assert rep == {"installed": 0, "entries": 0, "skipped": "no pre-built kernels in this build"}
