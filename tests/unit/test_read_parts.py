@@ -85,3 +85,54 @@ def test_a_grown_file_is_read_on_by_load(big, tmp_path):
         view, total = tio._read_to_end(f, len(data) - 5)  # as if stat had seen 6 bytes fewer
         assert total == len(data) - 5 and f.tell() == total
         assert bytes(view) + f.read() == data
+
+
+def test_one_thread_reads_it_whole_when_asked(big, monkeypatch):
+    """``parallel=False`` (`io.load` while the reader is imported ahead on the other core): the
+    same bytes, read by the calling thread alone."""
+    import threading
+
+    p, data = big
+
+    def no_thread(*a, **k):
+        raise AssertionError("a second read thread was started")
+    monkeypatch.setattr(threading, "Thread", no_thread)
+    with open(p, "rb", buffering=0) as f:
+        view, total = tio._read_to_end(f, len(data) + 1, parallel=False)
+        assert f.tell() == total
+    assert total == len(data) and bytes(view) == data
+
+
+def test_a_first_json_load_reads_on_one_thread_while_the_reader_is_imported(tmp_path):
+    """In a fresh process whose first load of a large JSON file imports the reader ahead, the
+    file is read by one thread (`io._read_input(parallel=False)`); the trace is the one a
+    second load (two read threads, no import ahead) gives."""
+    import subprocess
+    import sys
+
+    child = r"""
+import sys, threading, warnings
+warnings.simplefilter("ignore")
+import tracevis3d, tracevis3d.io as tio
+tio.IMPORT_AHEAD_BYTES = 0
+tio.PARALLEL_READ_BYTES = 1 << 16
+seen = []
+real = threading.Thread
+def counted(*a, **k):
+    seen.append(getattr(k.get("target"), "__name__", "?"))
+    return real(*a, **k)
+threading.Thread = counted
+first = tracevis3d.load(sys.argv[1])
+n_first = seen.count("read_second")
+second = tracevis3d.load(sys.argv[1])
+print("READ_THREADS", n_first, seen.count("read_second") - n_first)
+print("SAME", all(getattr(first, c).tobytes() == getattr(second, c).tobytes() for c in ("start", "end", "parent")))
+"""
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + ",".join(
+        f'{{"ph": "X", "name": "f{k % 9}", "pid": 1, "tid": {k % 3}, "ts": {k}, "dur": 0.5}}' for k in range(4000))
+        + "]}")
+    r = subprocess.run([sys.executable, "-c", child, str(path)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
+    assert out["READ_THREADS"] == "0 1" and out["SAME"] == "True"

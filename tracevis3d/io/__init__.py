@@ -30,7 +30,8 @@ DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 _CHUNK = 1 << 20
 
 
-def _read_input(path: str, max_bytes: int, in_place: bool = True, as_bytes: bool = False) -> tuple:
+def _read_input(path: str, max_bytes: int, in_place: bool = True, as_bytes: bool = False,
+                parallel: bool = True) -> tuple:
     """All bytes of ``path`` (at most ``max_bytes``) through one open file, so a
     pipe or FIFO loses nothing to sniffing.  Returns (data, is_regular_file, the
     format read in place or None); data is None for a regular file of a format the
@@ -67,7 +68,7 @@ def _read_input(path: str, max_bytes: int, in_place: bool = True, as_bytes: bool
                 first = f.readall()  # one bytes object of the file's size (short reads looped over)
                 total = len(first)
             else:
-                first, total = _read_to_end(f, st.st_size + 1)  # + 1: notice a file that grew meanwhile
+                first, total = _read_to_end(f, st.st_size + 1, parallel)  # + 1: notice a file that grew meanwhile
             parts = [first]
         else:
             parts, total = [], 0
@@ -120,7 +121,7 @@ def _read_span(fd: int, view: memoryview, lo: int, hi: int) -> int:
     return at
 
 
-def _read_to_end(f, size: int) -> tuple[memoryview, int]:
+def _read_to_end(f, size: int, parallel: bool = True) -> tuple[memoryview, int]:
     """Up to ``size`` bytes of the open file ``f``, read until it ends: (a view of them, their
     count), the file's position left after them.  One ``read`` never returns more than 2 GiB on
     Linux (so a single call cut a larger file short); this loops until the end of the file or
@@ -128,13 +129,13 @@ def _read_to_end(f, size: int) -> tuple[memoryview, int]:
     threads (``os.preadv`` releases the GIL): each half's pages are faulted in, zeroed and
     copied by its own core, 0.069-0.078 -> 0.044-0.049 s for the 177 MB of sympy's trace here.
     Its bytes are those of one ``read`` whenever the file does not change meanwhile; a first half
-    cut short (the file shrank) ends the bytes there."""
+    cut short (the file shrank) ends the bytes there.  ``parallel=False``: one thread reads."""
     st = os.fstat(f.fileno())
     whole = _file_buffer(size)
     if isinstance(whole, FileCopy):
         whole.path, whole.stamp = f.name, stamp_of(st)
     view = memoryview(whole)
-    if size >= PARALLEL_READ_BYTES and hasattr(os, "preadv") and f.tell() == 0:
+    if parallel and size >= PARALLEL_READ_BYTES and hasattr(os, "preadv") and f.tell() == 0:
         import threading
 
         half = size // 2 & ~((2 << 20) - 1)  # (a huge page's boundary: each half faults its own)
@@ -185,17 +186,27 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
-    ahead = _import_reader_ahead(path)
-    data, regular, fmt = _read_input(path, lim.max_bytes)
-    if ahead is not None:
-        ahead.join()
-    if fmt is None:
-        from .formats import in_place_format
+    from .stacks import gc_paused
 
-        fmt = in_place_format(data)  # a pipe's bytes of a format read in place
-    if fmt is not None:
-        return _read_in_place(fmt, path if data is None else data, lim, source=path)
-    return load_bytes(data, source=path, limits=lim, **options)
+    # the collector paused for the whole load, the imports of a first one included: numba's import
+    # and the reader's (on the thread below) make ~10^5 objects that live on, and walking them
+    # took 85 young and 8 middle collections and a full one, 26-29 ms of a first JSON load's
+    # critical path (they hold the GIL); one collection after the load walks them once
+    with gc_paused():
+        ahead = _import_reader_ahead(path)
+        # while the reader is imported on the other core, the file is read on this one only: its
+        # second read thread took CPU from the import, which is the longer of the two (a first
+        # load of sympy's 175 MB: 0.745 -> 0.707 s, medians of 20 fresh processes, alternated)
+        data, regular, fmt = _read_input(path, lim.max_bytes, parallel=ahead is None)
+        if ahead is not None:
+            ahead.join()
+        if fmt is None:
+            from .formats import in_place_format
+
+            fmt = in_place_format(data)  # a pipe's bytes of a format read in place
+        if fmt is not None:
+            return _read_in_place(fmt, path if data is None else data, lim, source=path)
+        return load_bytes(data, source=path, limits=lim, **options)
 
 
 #: a JSON file at least this large has its reader imported on a second thread while it is read
