@@ -48,7 +48,10 @@ def _package(tmp_path, callee_value: int) -> pathlib.Path:
 
 
 def _run(tmp_path, pkg, mode: str) -> int:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+    # no bytecode cache for the two modules: a callee rewritten within the second its .pyc was
+    # written, at the same size, would run its old bytecode (Python checks mtime in seconds and
+    # size), whatever numba's cache holds: the test failed 3 runs in 6 where .pyc were written
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=os.pathsep.join([str(REPO), str(pkg.parent)]))
     out = subprocess.run([sys.executable, "-c", RUN, mode, str(pkg)], env=env, capture_output=True,
                          text=True, timeout=300)
