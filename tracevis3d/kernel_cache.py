@@ -23,6 +23,11 @@ names in the data to the installed package's (`rewrite_module_names`), so the ru
 (host CPU settings, nothing changed process-wide) finds and loads them.  Only
 missing index files are installed: what the user's numba compiled itself is never
 replaced.  Nothing is ever written into the add-on folder at run time.
+
+Over 600 lines: one topic, numba's on-disk cache of this package's kernels -- what a cache is
+valid for (`tag`), exporting and installing the shipped caches, and dropping the entries whose
+sources (or their imports') changed (`drop_stale_entries`) -- which all read and write the same
+index files and folder names.
 """
 from __future__ import annotations
 
