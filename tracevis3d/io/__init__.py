@@ -186,27 +186,20 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
         raise FileNotFoundError(f"{path}: no such file")
     if os.path.isdir(path):
         raise TraceFormatError(f"{path}: is a directory, not a trace file")
-    from .stacks import gc_paused
+    ahead = _import_reader_ahead(path)
+    # while the reader is imported on the other core, the file is read on this one only: its
+    # second read thread took CPU from the import, which is the longer of the two (a first
+    # load of sympy's 175 MB: 0.745 -> 0.707 s, medians of 20 fresh processes, alternated)
+    data, regular, fmt = _read_input(path, lim.max_bytes, parallel=ahead is None)
+    if ahead is not None:
+        ahead.join()
+    if fmt is None:
+        from .formats import in_place_format
 
-    # the collector paused for the whole load, the imports of a first one included: numba's import
-    # and the reader's (on the thread below) make ~10^5 objects that live on, and walking them
-    # took 85 young and 8 middle collections and a full one, 26-29 ms of a first JSON load's
-    # critical path (they hold the GIL); one collection after the load walks them once
-    with gc_paused():
-        ahead = _import_reader_ahead(path)
-        # while the reader is imported on the other core, the file is read on this one only: its
-        # second read thread took CPU from the import, which is the longer of the two (a first
-        # load of sympy's 175 MB: 0.745 -> 0.707 s, medians of 20 fresh processes, alternated)
-        data, regular, fmt = _read_input(path, lim.max_bytes, parallel=ahead is None)
-        if ahead is not None:
-            ahead.join()
-        if fmt is None:
-            from .formats import in_place_format
-
-            fmt = in_place_format(data)  # a pipe's bytes of a format read in place
-        if fmt is not None:
-            return _read_in_place(fmt, path if data is None else data, lim, source=path)
-        return load_bytes(data, source=path, limits=lim, **options)
+        fmt = in_place_format(data)  # a pipe's bytes of a format read in place
+    if fmt is not None:
+        return _read_in_place(fmt, path if data is None else data, lim, source=path)
+    return load_bytes(data, source=path, limits=lim, **options)
 
 
 #: a JSON file at least this large has its reader imported on a second thread while it is read
