@@ -301,7 +301,9 @@ def sort_peer(n: int) -> float:
 
 def native_file(n: int, work: pathlib.Path) -> pathlib.Path:
     """The 4-thread synthetic trace of ``n`` calls as a native file (`tracevis3d.save_synthetic`:
-    straight into the file's pages; the trace `make_trace` saves), made once."""
+    straight into the file's pages; the trace `make_trace` saves), made once (``work`` made too:
+    the 10^8 file's folder, build/compare-goal, is not there on a clean checkout)."""
+    work.mkdir(parents=True, exist_ok=True)
     return _made(work / f"synthetic_{n}.tv3d.npz",
                  "import sys, tracevis3d; tracevis3d.save_synthetic(sys.argv[2], int(sys.argv[1]), threads=4)", str(n))
 

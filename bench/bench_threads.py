@@ -22,11 +22,16 @@ Peak memory (ru_maxrss) after each size.  Goals: 14M calls ≤ 30 s end to end, 
 from __future__ import annotations
 
 import argparse
+import pathlib
 import resource
+import sys
 import time
 
 import numpy as np
 from numba import njit
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # bench scripts run from a checkout (not product code): `make bench` sets no PYTHONPATH
 
 
 @njit(cache=True)
