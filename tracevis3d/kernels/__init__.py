@@ -26,15 +26,19 @@ class _NoYamlForNumba:
     import (libyaml's extension and nine modules) cost 20-60 ms of a first JSON load's critical
     path (the reader's import on the second core).  Installed by `_import_numba` only when numba
     and yaml are not imported yet and the working folder has no such file; other threads import
-    yaml as always, and so does this one after numba's import.  numba then runs as without PyYAML:
+    yaml as always, and so does this one after numba's import (the finder is inert then).  numba then runs as without PyYAML:
     a config file made later in the process (read only on ``numba.core.config.reload_config()``)
     draws numba's warning that PyYAML is missing."""
 
     def __init__(self, ident: int):
         self.ident = ident
+        #: refusing (while numba is imported); afterwards the finder stays in ``sys.meta_path``,
+        #: inert: removing it from the list another thread may be walking in an import could
+        #: make that thread skip the next finder (its import then fails), inserting cannot
+        self.active = True
 
     def find_spec(self, name, path=None, target=None):
-        if (name == "yaml" or name.startswith("yaml.")) and threading.get_ident() == self.ident:
+        if self.active and (name == "yaml" or name.startswith("yaml.")) and threading.get_ident() == self.ident:
             raise ModuleNotFoundError(f"No module named {name!r} (numba reads no config file here)", name=name)
         return None
 
@@ -54,10 +58,7 @@ def _import_numba():
         return None, None, None
     finally:
         if blocker is not None:
-            try:
-                sys.meta_path.remove(blocker)
-            except ValueError:  # pragma: no cover - removed by someone else
-                pass
+            blocker.active = False
     return caching, codegen, rtsys
 
 
