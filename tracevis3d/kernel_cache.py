@@ -410,17 +410,19 @@ def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None
     Nothing happens when the shipped tag does not match this Python/numba/machine, or for
     an index the user's cache already has.
     """
+    nothing = "no pre-built kernels in this build"
     if not os.path.isdir(shipped):  # a source tree: nothing shipped (and no tag to work out)
-        return {"installed": 0, "entries": 0, "skipped": "no pre-built kernels in this build"}
-    if os.path.isdir(os.path.join(shipped, tag())):  # one folder per Python/numba/machine
-        shipped = os.path.join(shipped, tag())
+        return {"installed": 0, "entries": 0, "skipped": nothing}
+    here = tag()  # (worked out once: a directory listing)
+    if os.path.isdir(os.path.join(shipped, here)):  # one folder per Python/numba/machine
+        shipped = os.path.join(shipped, here)
     m = read_manifest(shipped)
     if m is None:
         tags = shipped_tags(shipped)
-        why = f"pre-built kernels are for {', '.join(tags)}, not {tag()}" if tags else "no pre-built kernels in this build"
+        why = f"pre-built kernels are for {', '.join(tags)}, not {here}" if tags else nothing
         return {"installed": 0, "entries": 0, "skipped": why}
-    if m.get("tag") != tag():
-        return {"installed": 0, "entries": 0, "skipped": f"pre-built kernels are for {m.get('tag')}, not {tag()}"}
+    if m.get("tag") != here:
+        return {"installed": 0, "entries": 0, "skipped": f"pre-built kernels are for {m.get('tag')}, not {here}"}
     magic = host_magic_tuple()
     old, new = m.get("package", "tracevis3d"), package or package_name()
     installed = entries = 0

@@ -66,19 +66,6 @@ def unpack(data: bytes):
     return name, "object", (body[n_name:n_name + n_obj], body[n_name + n_obj:])
 
 
-def _write_whole(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:  # a read-only or full cache folder: compiled again next time
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-
 def initialize(rtsys, ctx, cache_dir: str | None = None) -> str:
     """Initialise numba's runtime ``rtsys`` for the target context ``ctx`` as
     ``rtsys.initialize(ctx)`` does, its compiled module read from ``cache_dir``
@@ -123,9 +110,11 @@ def initialize(rtsys, ctx, cache_dir: str | None = None) -> str:
     library.enable_object_caching()
     library.add_ir_module(ir_mod)
     library.finalize()
+    from ..kernel_cache import _write_whole  # (a temporary of a fresh name, then replaced)
+
     try:
         _write_whole(path, pack(library.serialize_using_object_code()))
-    except (ValueError, TypeError):
+    except (OSError, ValueError, TypeError):  # a read-only or full cache folder: compiled again next time
         pass
     rtsys._library = library
     rtsys._init = True
