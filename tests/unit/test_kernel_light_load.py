@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 CHILD = r"""
 import sys, warnings
 warnings.simplefilter("ignore")
@@ -170,7 +172,6 @@ except ImportError:
 def test_numba_is_imported_without_yaml_unless_a_config_file_asks(tmp_path):
     """`tracevis3d.kernels._import_numba`: no PyYAML import for numba in a folder without
     ``.numba_config.yaml`` (yaml imports normally afterwards); with one, numba reads it."""
-    pytest = __import__("pytest")
     pytest.importorskip("yaml")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     env.pop("NUMBA_OPT", None)

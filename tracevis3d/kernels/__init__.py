@@ -7,8 +7,9 @@ installs every typing and lowering registry numba has (numpy, linalg, random, ty
 code links against numba's runtime alone.  `_light_cache_loads` makes the loads of this
 package's kernels (its other modules' too: `layout.cluster`'s first load had cost a 10^7 icicle's
 layout the refresh, ~0.1 s) initialise the runtime only (`numba.core.runtime.rtsys.initialize`,
-what the refresh does first; its compiled module read from the cache folder, `nrt_cache`); a compilation refreshes the contexts itself, as always
-(``CompilerBase``), and other packages' kernels load as numba loads them.  `lazy_link`
+what the refresh does first; its compiled module read from the cache folder, `nrt_cache`); a
+compilation refreshes the contexts itself, as always (``CompilerBase``), and other packages'
+kernels load as numba loads them.  `lazy_link`
 (installed with it) keeps a loaded kernel's linking module as bytes until something links
 against it, and a loaded entry compiled for other argument types than asked is compiled again.  `cache_save` makes every save
 to numba's cache safe for processes that compile side by side.
@@ -26,9 +27,9 @@ class _NoYamlForNumba:
     import (libyaml's extension and nine modules) cost 20-60 ms of a first JSON load's critical
     path (the reader's import on the second core).  Installed by `_import_numba` only when numba
     and yaml are not imported yet and the working folder has no such file; other threads import
-    yaml as always, and so does this one after numba's import (the finder is inert then).  numba then runs as without PyYAML:
-    a config file made later in the process (read only on ``numba.core.config.reload_config()``)
-    draws numba's warning that PyYAML is missing."""
+    yaml as always, and so does this one after numba's import (the finder is inert then).  numba
+    then runs as without PyYAML: a config file made later in the process (read only on
+    ``numba.core.config.reload_config()``) draws numba's warning that PyYAML is missing."""
 
     def __init__(self, ident: int):
         self.ident = ident
