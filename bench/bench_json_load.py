@@ -17,8 +17,15 @@ shared):
   1.0x) and the first load's peak RSS (the process's ``ru_maxrss``: imports, kernels and the
   file's bytes included) against the file's size (goal <= file + 0.5 GiB).
 
-``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/;
-its kernels compiled into the shared cache on its first run, minutes).  Children run with Python's
+``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/).
+Each tree has a kernel cache of its own for each kind of kernels (``build/bench-json/<tree>-<kind>/``,
+compiled by the untimed warm-up loads on first use, minutes), so both trees always run kernels
+compiled alike: ``--kernels generic`` (the default: the code the wheel and the extension ship,
+compiled with ``NUMBA_CPU_NAME=generic`` and then, as `tracevis3d.kernel_cache.install_shipped`
+installs a shipped cache, its index keys rewritten to this CPU's, so that the timed children look
+their kernels up as a wheel's first run does) or ``--kernels host`` (compiled for this CPU).  (Before, both trees read
+``build/numba-cache``, which ``make test`` seeds with generic kernels while a ``--before`` tree's
+were compiled there for the host: generic code against host code.)  Children run with Python's
 bytecode cached (`child_env`), as an installed wheel has it.  The load average is printed with the
 table (the machine is shared: ratios to the peer of the same run are what to read); "CPU ratio" is
 the ratio of the processes' CPU seconds over the same spans (user + system, both scan threads
@@ -36,6 +43,7 @@ import argparse
 import fcntl
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -89,20 +97,45 @@ print("RESULT", first, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1
 """
 
 
-def child_env(root: pathlib.Path, cache: str) -> dict:
+#: the kinds of kernels a run can give both trees (``--kernels``): the CPU numba compiles them for
+#: in the warm-up, None = this CPU (the timed children always look them up as this CPU's)
+KERNEL_KINDS = {"generic": "generic", "host": None}
+# a compiled cache's index keys rewritten to this CPU's magic tuple into another folder, the data
+# files copied (what `kernel_cache.install_shipped` does with a shipped cache); this tree's helpers
+RELOCATE = """
+import os, shutil, sys
+from tracevis3d.kernel_cache import _rewrite_index, host_magic_tuple
+src, dst = sys.argv[1], sys.argv[2]
+magic = host_magic_tuple()
+for here, _, names in os.walk(src):
+    out = os.path.join(dst, os.path.relpath(here, src))
+    os.makedirs(out, exist_ok=True)
+    for name in names:
+        if name.endswith(".nbi"):
+            _rewrite_index(os.path.join(here, name), os.path.join(out, name), magic)
+        elif name.endswith(".nbc"):
+            shutil.copyfile(os.path.join(here, name), os.path.join(out, name))
+"""
+
+
+def child_env(root: pathlib.Path, cache: str, kind: str = "host") -> dict:
     """A child's environment: ``root`` importable, its kernel cache, and Python's bytecode cached
     (in build/pycache, not beside the sources) as an installed wheel has it -- a machine that sets
     PYTHONDONTWRITEBYTECODE would otherwise compile every module's source in every fresh process
-    (1 s of a first load here, nothing a user pays)."""
+    (1 s of a first load here, nothing a user pays).  ``kind``: the CPU kernels are compiled for
+    (`KERNEL_KINDS`; "host" for the timed children, which look up what the warm-up left)."""
     env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache,
                PYTHONPYCACHEPREFIX=str(root / "build" / "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("NUMBA_CPU_NAME", None)
+    if KERNEL_KINDS[kind] is not None:
+        env["NUMBA_CPU_NAME"] = KERNEL_KINDS[kind]
     return env
 
 
-def run(code: str, path: pathlib.Path, root: pathlib.Path, cache: str, loads: int = 2) -> tuple:
+def run(code: str, path: pathlib.Path, root: pathlib.Path, cache: str, loads: int = 2, kind: str = "host") -> tuple:
     """(first s, steady s, peak bytes, calls) of one fresh child, or (None, message, 0, 0)."""
-    env = child_env(root, cache)
+    env = child_env(root, cache, kind)
     lock = open(LOCK, "a") if path.stat().st_size > BIG else None
     try:
         if lock:
@@ -136,8 +169,11 @@ def _default_files() -> str:
     return f"{real},{TEN_M}"
 
 
-def _warm(roots, tmp: str) -> None:
-    """Small files loaded first (untimed) so every kernel the rows use is compiled into each cache."""
+def _warm(roots, tmp: str, kind: str) -> None:
+    """Small files loaded first (untimed) so every kernel the rows use is compiled into each cache,
+    for the CPU of ``kind``: generic ones into a folder beside the cache, then installed into it
+    (`RELOCATE`), and loaded once more as the timed children will (numba's runtime module cached
+    for this CPU too)."""
     warm = []
     for name, n in (("small.json", 20_000), ("two_threads.json", 400_000)):
         warm.append(pathlib.Path(tmp) / name)
@@ -145,8 +181,15 @@ def _warm(roots, tmp: str) -> None:
             b'{"ph":"X","name":"f%d","pid":1,"tid":%d,"ts":%d,"dur":1}' % (k % 7, k % 2, k)
             for k in range(n)) + b"]}")
     for _, root, c in roots:
+        compiled = c if KERNEL_KINDS[kind] is None else c + "-" + kind
         for w in warm:
-            run(OURS, w, root, c)
+            run(OURS, w, root, compiled, kind=kind)
+        if compiled != c:
+            shutil.rmtree(c, ignore_errors=True)
+            subprocess.run([sys.executable, "-c", RELOCATE, compiled, c], cwd=REPO, check=True,
+                           env=child_env(REPO, c))
+            for w in warm:
+                run(OURS, w, root, c)
 
 
 def _rows(path: pathlib.Path, roots, repeat: int) -> list:
@@ -209,6 +252,8 @@ def main() -> None:
     ap.add_argument("--files", default=None, help="comma-separated JSON files (default: the sympy trace, 10^7 calls)")
     ap.add_argument("--before", default=None, help="also the tree at this git revision")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--kernels", choices=sorted(KERNEL_KINDS), default="generic",
+                    help="both trees' kernels compiled for the generic x86-64 CPU (as shipped) or for this one")
     ap.add_argument("--make-10m", action="store_true", help=f"write {TEN_M} when it is absent")
     ap.add_argument("--record", action="store_true",
                     help="record the sympy trace when it is absent (tools/record_traces.py --only sympy_pool)")
@@ -220,18 +265,22 @@ def main() -> None:
     files = [pathlib.Path(f).resolve() for f in (args.files or _default_files()).split(",")]
     if args.make_10m and not TEN_M.exists():
         make_10m(TEN_M)
-    cache = str(REPO / "build" / "numba-cache")
+    caches = REPO / "build" / "bench-json"
+
+    def cache(tree: str) -> str:
+        return str(caches / f"{tree}-{args.kernels}" / "numba-cache")
     with tempfile.TemporaryDirectory(prefix="tv3d-jsonload-") as tmp:
-        roots = [("this tree", REPO, cache)]
+        roots = [("this tree", REPO, cache("this-tree"))]
         if args.before:  # kept under build/ with its kernel cache: compiled once, not every run
             keep = REPO / "build" / "bench-before" / args.before
             if not (keep / "tree").is_dir():
                 keep.mkdir(parents=True, exist_ok=True)
                 extract(args.before, keep)
-            roots.append((args.before, keep / "tree", cache))  # (entries are kept per source folder)
-        _warm(roots, tmp)
+            roots.append((args.before, keep / "tree", cache(f"before-{args.before}")))
+        _warm(roots, tmp, args.kernels)
         print(f"# load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-              f"{os.cpu_count()} cores; medians of {args.repeat} fresh processes (1 over 512 MB)", flush=True)
+              f"{os.cpu_count()} cores; medians of {args.repeat} fresh processes (1 over 512 MB); "
+              f"{args.kernels} kernels in both trees", flush=True)
         print("| row | ours | peer (same run) | ratio | CPU ratio | goal | met |")
         print("|---|---|---|---|---|---|---|")
         for path in files:
