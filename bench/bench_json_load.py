@@ -18,12 +18,14 @@ shared):
   file's bytes included) against the file's size (goal <= file + 0.5 GiB).
 
 ``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/).
-Each tree has a kernel cache of its own for each kind of kernels (``build/bench-json/<tree>-<kind>/``,
+Each tree has a kernel cache of its own for each kind of kernels (``build/bench-json/<tree>-<cpu>/``,
 compiled by the untimed warm-up loads on first use, minutes), so both trees always run kernels
-compiled alike: ``--kernels generic`` (the default: the code the wheel and the extension ship,
-compiled with ``NUMBA_CPU_NAME=generic`` and then, as `tracevis3d.kernel_cache.install_shipped`
-installs a shipped cache, its index keys rewritten to this CPU's, so that the timed children look
-their kernels up as a wheel's first run does) or ``--kernels host`` (compiled for this CPU).  (Before, both trees read
+compiled alike: ``--kernels best`` (the default: the code a wheel installs on this machine, the
+highest x86-64 level it runs, `tracevis3d.kernel_cache.host_cpu_level`), ``--kernels generic`` (the
+baseline code every build ships), each compiled with ``NUMBA_CPU_NAME`` = its CPU and then, as
+`tracevis3d.kernel_cache.install_shipped` installs a shipped cache, its index keys rewritten to
+this CPU's, so that the timed children look their kernels up as a wheel's first run does; or
+``--kernels host`` (compiled for this very CPU on first use, as in a source checkout).  (Before, both trees read
 ``build/numba-cache``, which ``make test`` seeds with generic kernels while a ``--before`` tree's
 were compiled there for the host: generic code against host code.)  Children run with Python's
 bytecode cached (`child_env`), as an installed wheel has it.  The load average is printed with the
@@ -98,8 +100,17 @@ print("RESULT", first, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1
 
 
 #: the kinds of kernels a run can give both trees (``--kernels``): the CPU numba compiles them for
-#: in the warm-up, None = this CPU (the timed children always look them up as this CPU's)
-KERNEL_KINDS = {"generic": "generic", "host": None}
+#: in the warm-up ("best": this machine's level, `best_level`), None = this CPU (the timed children
+#: always look them up as this CPU's)
+KERNEL_KINDS = {"best": "best", "generic": "generic", "host": None}
+
+
+def best_level() -> str:
+    """The x86-64 level a wheel installs here (`tracevis3d.kernel_cache.host_cpu_level`, in a child)."""
+    r = subprocess.run([sys.executable, "-c", "from tracevis3d.kernel_cache import host_cpu_level as h; print(h())"],
+                       env=child_env(REPO, str(REPO / "build" / "numba-cache")), capture_output=True, text=True,
+                       check=True)
+    return r.stdout.split()[-1]
 # a compiled cache's index keys rewritten to this CPU's magic tuple into another folder, the data
 # files copied (what `kernel_cache.install_shipped` does with a shipped cache); this tree's helpers
 RELOCATE = """
@@ -128,8 +139,10 @@ def child_env(root: pathlib.Path, cache: str, kind: str = "host") -> dict:
                PYTHONPYCACHEPREFIX=str(root / "build" / "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("NUMBA_CPU_NAME", None)
+    env.pop("NUMBA_CPU_FEATURES", None)
     if KERNEL_KINDS[kind] is not None:
         env["NUMBA_CPU_NAME"] = KERNEL_KINDS[kind]
+        env["NUMBA_CPU_FEATURES"] = ""      # the features of the named CPU only
     return env
 
 
@@ -252,8 +265,9 @@ def main() -> None:
     ap.add_argument("--files", default=None, help="comma-separated JSON files (default: the sympy trace, 10^7 calls)")
     ap.add_argument("--before", default=None, help="also the tree at this git revision")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--kernels", choices=sorted(KERNEL_KINDS), default="generic",
-                    help="both trees' kernels compiled for the generic x86-64 CPU (as shipped) or for this one")
+    ap.add_argument("--kernels", choices=sorted(KERNEL_KINDS), default="best",
+                    help="both trees' kernels: the x86-64 level a wheel installs here (best), the generic "
+                         "x86-64 ones every build ships, or compiled for this very CPU (host)")
     ap.add_argument("--make-10m", action="store_true", help=f"write {TEN_M} when it is absent")
     ap.add_argument("--record", action="store_true",
                     help="record the sympy trace when it is absent (tools/record_traces.py --only sympy_pool)")
@@ -266,9 +280,11 @@ def main() -> None:
     if args.make_10m and not TEN_M.exists():
         make_10m(TEN_M)
     caches = REPO / "build" / "bench-json"
+    if args.kernels == "best":
+        KERNEL_KINDS["best"] = best_level()
 
     def cache(tree: str) -> str:
-        return str(caches / f"{tree}-{args.kernels}" / "numba-cache")
+        return str(caches / f"{tree}-{KERNEL_KINDS[args.kernels] or 'host'}" / "numba-cache")
     with tempfile.TemporaryDirectory(prefix="tv3d-jsonload-") as tmp:
         roots = [("this tree", REPO, cache("this-tree"))]
         if args.before:  # kept under build/ with its kernel cache: compiled once, not every run
@@ -280,7 +296,7 @@ def main() -> None:
         _warm(roots, tmp, args.kernels)
         print(f"# load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
               f"{os.cpu_count()} cores; medians of {args.repeat} fresh processes (1 over 512 MB); "
-              f"{args.kernels} kernels in both trees", flush=True)
+              f"{args.kernels} kernels in both trees ({KERNEL_KINDS[args.kernels] or 'this CPU'})", flush=True)
         print("| row | ours | peer (same run) | ratio | CPU ratio | goal | met |")
         print("|---|---|---|---|---|---|---|")
         for path in files:

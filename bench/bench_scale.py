@@ -132,6 +132,12 @@ def phases_of(stderr: str) -> dict:
     return out
 
 
+def ours_cache() -> str:
+    """This tree's kernel cache: ``$NUMBA_CACHE_DIR`` (``make bench`` sets the one it seeded with
+    the kernels a wheel installs here), else build/numba-cache."""
+    return os.environ.get("NUMBA_CACHE_DIR") or str(REPO / "build" / "numba-cache")
+
+
 def _bytecode_cached(env: dict, root: pathlib.Path) -> dict:
     """``env`` with Python's bytecode cached (in ``root``/build/pycache), as an installed wheel has it:
     a machine that sets PYTHONDONTWRITEBYTECODE would make every fresh process compile the sources
@@ -212,7 +218,7 @@ def _child_json(code: str, *args: str, timeout: int = 3600) -> dict:
     """Run ``code`` (a function of this file, by name) in a fresh process; its JSON line."""
     import json
 
-    env = _bytecode_cached(dict(os.environ, PYTHONPATH=str(REPO), NUMBA_CACHE_DIR=str(REPO / "build" / "numba-cache")),
+    env = _bytecode_cached(dict(os.environ, PYTHONPATH=str(REPO), NUMBA_CACHE_DIR=ours_cache()),
                            REPO)
     r = subprocess.run([sys.executable, __file__, "--child", code, *args], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=timeout)
@@ -315,7 +321,7 @@ def overview_rows(args) -> None:
 
     work = pathlib.Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    cache = str(REPO / "build" / "numba-cache")
+    cache = ours_cache()
     big = native_file(10 ** 7, work)
     rows = []
     # 1. render-icicle of 10^7 calls end to end: fresh processes, after an untimed one (kernels)
@@ -399,7 +405,7 @@ def main() -> None:
         return
     work = pathlib.Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    cache = str(REPO / "build" / "numba-cache")
+    cache = ours_cache()
     with tempfile.TemporaryDirectory(prefix="tv3d-scale-") as tmp:
         peer = extract(args.before, pathlib.Path(tmp)) if args.before != "none" else None
         peer_cache = str(pathlib.Path(tmp) / "numba-cache")

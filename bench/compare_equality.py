@@ -2,6 +2,8 @@
 
     git archive <base> tracevis3d | tar -x -C /tmp/base-compare
     .venv/bin/python bench/compare_equality.py --base /tmp/base-compare [--cases synth1e5,hta,...]
+    .venv/bin/python bench/compare_equality.py --base . --old-cache build/numba-cache \
+        --new-cache build/bench-cache          # generic kernels against this CPU's level
 
 Every case runs once per tree, each in its own process (PYTHONPATH = that tree, its own numba
 cache), and writes every array of the `Comparison` (and its scalar counts) to an .npz; then
@@ -128,6 +130,11 @@ def main() -> None:
     ap.add_argument("--cases", default="synth1e5,hta,json,docutils,synth1e6")
     ap.add_argument("--rec", default="/tmp/compare-equality-rec", help="where the recorded pairs are kept")
     ap.add_argument("--work", default="/tmp/compare-equality", help="where the .npz files go")
+    ap.add_argument("--old-cache", default=None,
+                    help="the old tree's numba cache (default: a fresh one under --work); with --base = --new, "
+                         "two caches of one tree: kernels compiled for two CPUs (tools/kernel_caches.py --seed "
+                         "DIR --cpu generic / best) give the same results")
+    ap.add_argument("--new-cache", default=None, help="the new tree's numba cache (default: a fresh one under --work)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--case", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--options", default="{}", help=argparse.SUPPRESS)
@@ -149,7 +156,8 @@ def main() -> None:
             files = []
             for side, tree in (("old", args.base), ("new", args.new)):
                 out = work / f"{tag}-{side}.npz"
-                run_tree(pathlib.Path(tree), str(work / f"numba-{side}"), case, options, out, rec)
+                cache = (args.old_cache if side == "old" else args.new_cache) or str(work / f"numba-{side}")
+                run_tree(pathlib.Path(tree), cache, case, options, out, rec)
                 files.append(out)
             names, fails, worst = compare_files(*files)
             ok &= not fails

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/spec_equality.py [--base REV] [--cases real,synth1e6,native1e7]
                                             [--views icicle,threads,compare] [--native PATH]
+    .venv/bin/python bench/spec_equality.py --caches build/numba-cache,build/bench-cache   # two CPUs' kernels
 
 The revision is extracted once into ``build/spec-base-REV`` (its own numba cache beside it,
 kept for the next run); with ``--files``, the peer is this tree with those files as they are
@@ -225,15 +226,24 @@ def main() -> int:
     ap.add_argument("--files", default="",
                     help="compare with this tree whose FILES (comma-separated, from the repository's root) are "
                          "those of --base: the change to those files alone (default: the whole package of --base)")
+    ap.add_argument("--caches", default="",
+                    help="instead of a revision: this tree twice, with these two numba caches (comma-separated; "
+                         "kernels compiled for two CPUs: tools/kernel_caches.py --seed DIR --cpu generic / best)")
     args = ap.parse_args()
-    rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=REPO, check=True, capture_output=True,
-                         text=True).stdout.strip()
-    files = [f for f in args.files.split(",") if f]
-    base = this_tree_but(rev, files) if files else extract(rev)
+    if args.caches:
+        first, second = (pathlib.Path(c).resolve() for c in args.caches.split(","))
+        runs = ((REPO, first, "this"), (REPO, second, "base"))
+        rev = f"this tree with {second}"
+    else:
+        rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=REPO, check=True, capture_output=True,
+                             text=True).stdout.strip()
+        files = [f for f in args.files.split(",") if f]
+        base = this_tree_but(rev, files) if files else extract(rev)
+        runs = ((REPO, REPO / "build" / "numba-cache", "this"), (base, base / "numba-cache", "base"))
     with tempfile.TemporaryDirectory(prefix="tv3d-spec-eq-") as tmp:
         outs = []
-        for tree, cache in ((REPO, REPO / "build" / "numba-cache"), (base, base / "numba-cache")):
-            out = pathlib.Path(tmp) / ("this" if tree == REPO else "base")
+        for tree, cache, side in runs:
+            out = pathlib.Path(tmp) / side
             out.mkdir()
             run_tree(tree, cache, args, out)
             outs.append(out)

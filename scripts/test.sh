@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$PWD/build/numba-cache}"
+# the extension and wheel builds the tests make compile the generic kernels only (what the tests
+# read); a release build (make wheel / make extension) adds the x86-64-v3 and -v4 ones: each is
+# another full compile, ~4 min of two cores (tools/kernel_caches.py)
+export TRACEVIS3D_KERNEL_CPUS="${TRACEVIS3D_KERNEL_CPUS:-generic}"
 # this run's logs only (tools/failure_digest.py reads them; each session's compile log, TV3D_COMPILE_LOG,
 # lists the kernels it compiled: `tools/test_signatures.py --update build/test-logs/compile-*.jsonl`)
 mkdir -p build/test-logs && rm -f build/test-logs/*.log build/test-logs/*.jsonl

@@ -18,8 +18,9 @@ Steps
    benchmarks, virtualenvs, colleagues' scratch files) can leak into a zip; the manifest's
    ``[build] paths_exclude_pattern`` is the second line of defence.
    The staged core gets ``tracevis3d/_kernel_cache/<tag>/``: every first-use numba kernel
-   compiled for the generic x86-64 CPU by ``tools/kernel_caches.py`` (the same tool builds
-   the wheel's), so a new user does not wait a minute for numba: for this Python 3.11 and a
+   compiled for the generic x86-64 CPU, and for the x86-64-v3 / -v4 levels in
+   ``<tag>/<level>/`` (``$TRACEVIS3D_KERNEL_CPUS``, default all), by ``tools/kernel_caches.py``
+   (the same tool builds the wheel's), so a new user does not wait a minute for numba: for this Python 3.11 and a
    3.13 with numba when there is one (``.venv313``, ``$TRACEVIS3D_KERNEL_PYTHONS``), on
    linux-x64; kept in ``build/kernel-cache/<sources hash>/``, so an unchanged core is not
    compiled again; ``--no-kernels`` leaves them out.
@@ -223,7 +224,7 @@ def _kernel_caches():
 
 
 def prebuilt_kernels(stage_root: Path) -> str:
-    """Put the generic-CPU kernel caches into the staged core; a one-line summary."""
+    """Put the kernel caches (generic, and the x86-64 levels asked) into the staged core; a one-line summary."""
     kc = _kernel_caches()
     try:
         return kc.prebuild(stage_root)

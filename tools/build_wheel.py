@@ -8,8 +8,10 @@
    no tests, benches, add-on UI) are copied into ``build/wheel-src/``.
 2. The staged package gets ``tracevis3d/_kernel_cache/<tag>/`` from ``tools/kernel_caches.py``,
    the same tool and the same ``build/kernel-cache/`` the extension zip uses: generic x86-64
-   kernels for CPython 3.11 and 3.13 (where an interpreter with numba is found); installed
-   into the user's numba cache on first use by `tracevis3d.kernel_cache.ensure_installed`.
+   kernels, and the same for the x86-64-v3 and -v4 levels in ``<tag>/<level>/`` (the CPUs of
+   ``$TRACEVIS3D_KERNEL_CPUS``, default all), for CPython 3.11 and 3.13 (where an interpreter
+   with numba is found); the highest level the CPU runs is installed into the user's numba
+   cache on first use by `tracevis3d.kernel_cache.ensure_installed`.
 3. ``pip wheel --no-deps`` with setuptools from ``build/wheels/`` (downloaded once there, then
    ``--no-index``: rebuilds need no network).  A plain ``pip install .`` of the checkout works
    too, without the caches.

@@ -8,10 +8,14 @@
 For every usable interpreter (below) the staged core's first-use kernels are compiled for the
 generic x86-64 CPU (``python -m tracevis3d.warmup --part N``, its four parts two at a time, with
 ``NUMBA_CPU_NAME=generic``, each in its own cache, merged: `_compile`) and exported by `tracevis3d.kernel_cache.export_cache` into
-``tracevis3d/_kernel_cache/<tag>/`` (tag: ``py3.11-numba0.68.1-x86_64``); at run time
-`tracevis3d.kernel_cache.install_shipped` relocates the folder matching the running Python
-into the user's cache.  Results are kept in ``build/kernel-cache/<sources hash>/``, so an
-unchanged core is not compiled again.
+``tracevis3d/_kernel_cache/<tag>/`` (tag: ``py3.11-numba0.68.1-x86_64``), and likewise for each
+x86-64 level of `tracevis3d.kernel_cache.CPU_LEVELS` into ``<tag>/<level>/`` (``x86-64-v3``:
+AVX2; ``x86-64-v4``: AVX-512); at run time `tracevis3d.kernel_cache.install_shipped` relocates
+the folder matching the running Python, at the highest level its CPU runs, into the user's
+cache.  Which CPUs a build compiles for: ``$TRACEVIS3D_KERNEL_CPUS`` (names separated by commas;
+default every one, `CPUS`); the test run (scripts/test.sh) builds the generic ones only, which
+its tests read: each level is another full compile (~4 min on two cores).  Results are kept in
+``build/kernel-cache/<sources hash>[-<level>]/``, so an unchanged core is not compiled again.
 
 Interpreters: this one, ``$TRACEVIS3D_KERNEL_PYTHONS`` (paths separated by ``os.pathsep``) and
 ``.venv313/bin/python`` (made by ``make test`` for the bpy 5.2 smoke test), each used when it
@@ -36,6 +40,23 @@ KERNEL_CACHE = REPO / "build" / "kernel-cache"
 SHIPPED_DIRNAME = "_kernel_cache"  # = tracevis3d.kernel_cache.SHIPPED_DIRNAME
 #: Python versions whose kernels can ship (requires-python of pyproject.toml)
 PYTHONS = ((3, 11), (3, 12), (3, 13))
+#: the CPUs a build can compile the kernels for: the generic x86-64 one (always shipped), then the
+#: levels of `tracevis3d.kernel_cache.CPU_LEVELS` (= its GENERIC_CPU and level names)
+GENERIC = "generic"
+CPUS = (GENERIC, "x86-64-v3", "x86-64-v4")
+
+
+def build_cpus() -> tuple[str, ...]:
+    """The CPUs this build compiles for: ``$TRACEVIS3D_KERNEL_CPUS`` (comma-separated names of
+    `CPUS`; the generic one is always among them, first), default all of `CPUS`."""
+    raw = os.environ.get("TRACEVIS3D_KERNEL_CPUS", "").strip()
+    if not raw:
+        return CPUS
+    asked = [c.strip() for c in raw.split(",") if c.strip()]
+    unknown = [c for c in asked if c not in CPUS]
+    if unknown:
+        raise KernelCacheError(f"TRACEVIS3D_KERNEL_CPUS: unknown CPU {', '.join(unknown)} (known: {', '.join(CPUS)})")
+    return tuple(c for c in CPUS if c == GENERIC or c in asked)
 
 _PROBE = ("import json, platform, sys, importlib.util, importlib.metadata as m; "
           "ok = importlib.util.find_spec('numba') is not None and importlib.util.find_spec('numpy') is not None; "
@@ -149,8 +170,8 @@ JOBS = ((1, None), (2, None), (3, 1), (4, 1))
 SLOTS = 2
 
 
-def _compile(python: str, stage_root: Path, out: Path) -> None:
-    """Warm-up with the generic CPU in empty caches, exported into ``out``: the warm-up's parts
+def _compile(python: str, stage_root: Path, out: Path, cpu: str = GENERIC) -> None:
+    """Warm-up for the CPU ``cpu`` (`CPUS`) in empty caches, exported into ``out``: the warm-up's parts
     (`JOBS`, `tracevis3d.warmup.PARTS`) in processes two at a time, each with its own cache, all
     merged into the first's (`merge_cache`).  Part 1 compiles the loads of the made-up traces
     alone, beside part 2 (the formats, which need no traces); parts 3 (compare) and 4 (the
@@ -168,7 +189,7 @@ def _compile(python: str, stage_root: Path, out: Path) -> None:
                     if job is None:
                         break
                     pending.remove(job)
-                    proc = _start_part(python, stage_root, job, caches, Path(tmp))
+                    proc = _start_part(python, stage_root, job, caches, Path(tmp), cpu)
                     running[proc[0].pid] = (job[0], *proc)
                 pid, status, usage = os.wait4(-1, 0)  # the part's own CPU seconds
                 if pid not in running:
@@ -194,8 +215,8 @@ def _compile(python: str, stage_root: Path, out: Path) -> None:
             merge_cache(first, caches[part])
         env = dict(os.environ, PYTHONPATH=str(stage_root))
         r = subprocess.run([python, "-c", "import sys; from tracevis3d.kernel_cache import export_cache; "
-                                          "export_cache(sys.argv[1], sys.argv[2], sys.argv[3])",
-                            str(first), str(core), str(out) + ".tmp"], env=env, cwd=str(stage_root),
+                                          "export_cache(sys.argv[1], sys.argv[2], sys.argv[3], cpu=sys.argv[4])",
+                            str(first), str(core), str(out) + ".tmp", cpu], env=env, cwd=str(stage_root),
                            capture_output=True, text=True)
         if r.returncode != 0:
             last = (r.stderr.strip().splitlines() or ["failed"])[-1]
@@ -204,14 +225,15 @@ def _compile(python: str, stage_root: Path, out: Path) -> None:
     os.replace(str(out) + ".tmp", out)
 
 
-def _start_part(python: str, stage_root: Path, job: tuple, caches: dict, tmp: Path):
+def _start_part(python: str, stage_root: Path, job: tuple, caches: dict, tmp: Path, cpu: str = GENERIC):
     """Start ``python -m tracevis3d.warmup --part N`` for `JOBS` entry ``job`` in its own cache
-    (a copy of its base part's, or empty): (the process, its log file)."""
+    (a copy of its base part's, or empty), compiling for ``cpu`` (LLVM's CPU name, no features
+    beyond the ones it implies): (the process, its log file)."""
     part, base = job
     if base is not None and caches[base].is_dir():
         shutil.copytree(caches[base], caches[part])
-    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(caches[part]), PYTHONPATH=str(stage_root))
-    env.pop("NUMBA_CPU_FEATURES", None)
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="", NUMBA_CACHE_DIR=str(caches[part]),
+               PYTHONPATH=str(stage_root))
     log = open(tmp / f"part{part}.log", "w+")
     proc = subprocess.Popen([python, "-m", "tracevis3d.warmup", "--part", str(part)], env=env, cwd=str(stage_root),
                             stdout=log, stderr=subprocess.STDOUT)
@@ -228,27 +250,33 @@ def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) ->
     shipped = core / SHIPPED_DIRNAME
     shutil.rmtree(shipped, ignore_errors=True)
     parts = []
+    cpus = build_cpus()
     for python, info in pythons:
-        out, _ = built_cache(python, info, Path(stage_root))
-        tag = json.loads((out / "manifest.json").read_text())["tag"]
-        shutil.copytree(out, shipped / tag)
-        n = sum(1 for _ in (shipped / tag).rglob("*.nbi"))
-        size = sum(f.stat().st_size for f in (shipped / tag).rglob("*") if f.is_file())
-        parts.append(f"{tag}: {n} kernel indexes, {size / 1e6:.1f} MB ({out.name})")
+        for cpu in cpus:        # generic first: the levels go into its folder
+            out, _ = built_cache(python, info, Path(stage_root), cpu)
+            tag = json.loads((out / "manifest.json").read_text())["tag"]
+            dest = shipped / tag if cpu == GENERIC else shipped / tag / cpu
+            shutil.copytree(out, dest)
+            n = sum(1 for f in dest.rglob("*.nbi") if cpu != GENERIC or f.relative_to(dest).parts[0] not in CPUS)
+            size = sum(f.stat().st_size for f in dest.rglob("*")
+                       if f.is_file() and (cpu != GENERIC or f.relative_to(dest).parts[0] not in CPUS))
+            parts.append(f"{tag} {cpu}: {n} kernel indexes, {size / 1e6:.1f} MB ({out.name})")
     return "pre-built kernels: " + "; ".join(parts)
 
 
-def built_cache(python: str, info: dict, root: Path) -> tuple[Path, bool]:
-    """The generic-CPU kernel cache of ``root``'s sources for ``python`` in ``build/kernel-cache/``
-    (keyed by `sources_digest`), compiled first where missing: (its folder, whether it was
+def built_cache(python: str, info: dict, root: Path, cpu: str = GENERIC) -> tuple[Path, bool]:
+    """The kernel cache of ``root``'s sources for ``python`` and the CPU ``cpu`` (`CPUS`) in
+    ``build/kernel-cache/`` (keyed by `sources_digest`, then ``-<cpu>`` for a level), compiled
+    first where missing: (its folder, whether it was
     compiled now).  One build at a time per folder (a lock file beside it): a build that finds
     another process compiling the same folder (``make test``'s others session compiling Python
     3.13's while the extension test builds the zip) waits for it and takes its result instead of
     compiling it a second time."""
-    return _build_once(python, root, KERNEL_CACHE / sources_digest(root / "tracevis3d", info))
+    digest = sources_digest(root / "tracevis3d", info)
+    return _build_once(python, root, KERNEL_CACHE / (digest if cpu == GENERIC else f"{digest}-{cpu}"), cpu)
 
 
-def _build_once(python: str, root: Path, out: Path) -> tuple[Path, bool]:
+def _build_once(python: str, root: Path, out: Path, cpu: str = GENERIC) -> tuple[Path, bool]:
     """`_compile` into ``out`` unless it is built, under ``out``'s lock (`built_cache`)."""
     import fcntl
 
@@ -259,7 +287,7 @@ def _build_once(python: str, root: Path, out: Path) -> tuple[Path, bool]:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process ends)
         if (out / "manifest.json").is_file():
             return out, False
-        _compile(python, root, out)
+        _compile(python, root, out, cpu)
     return out, True
 
 
@@ -270,16 +298,19 @@ def _write_whole(path: Path, text: str) -> None:
 
 
 def prebuild_all() -> str:
-    """The checkout's generic-CPU kernel caches for every usable interpreter (`interpreters`),
+    """The checkout's kernel caches for every usable interpreter (`interpreters`) and CPU (`build_cpus`),
     compiled into ``build/kernel-cache/`` where missing, as `prebuild` would for a staged copy of
     the same sources (the caches are keyed by `sources_digest`, which a staged copy shares).
     What ``make test`` runs before pytest: the extension test's build then finds them instead of
     compiling Python 3.13's kernels beside the test sessions (on 2 busy cores, past its time
     limit); a one-line summary."""
     parts = []
+    cpus = build_cpus()
     for python, info in interpreters():
-        _, compiled = built_cache(python, info, REPO)
-        parts.append(f"Python {'.'.join(map(str, info['python'][:2]))}: {'compiled' if compiled else 'built'}")
+        for cpu in cpus:
+            _, compiled = built_cache(python, info, REPO, cpu)
+            parts.append(f"Python {'.'.join(map(str, info['python'][:2]))} {cpu}: "
+                         f"{'compiled' if compiled else 'built'}")
     return "kernel caches: " + ("; ".join(parts) or "no interpreter can make them here")
 
 
@@ -306,7 +337,17 @@ def _runtime_kernel_cache():
     return mod
 
 
-def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path | None = None) -> str:
+def host_level(python: str = sys.executable) -> str:
+    """The highest CPU of `CPUS` this machine runs (`tracevis3d.kernel_cache.host_cpu_level`, in
+    a child: it imports numba), generic when that cannot be told."""
+    r = subprocess.run([python, "-c", "from tracevis3d.kernel_cache import host_cpu_level; print(host_cpu_level())"],
+                       env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=300)
+    level = (r.stdout.strip().splitlines() or [GENERIC])[-1]
+    return level if r.returncode == 0 and level in CPUS else GENERIC
+
+
+def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path | None = None,
+               cpu: str = GENERIC) -> str:
     """The checkout's pre-built kernels (this interpreter's, `prebuild`'s ``build/kernel-cache/``)
     installed into numba's cache folder ``cache_dir`` for the checkout's own sources, by
     `tracevis3d.kernel_cache.install_shipped` (as the extension installs them for a user: index
@@ -319,6 +360,10 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path |
     the checkout yet (``compile_if_cold``): a developer's warm cache is topped up from an
     existing build, never made to wait for one.
 
+    ``cpu``: the CPU of `CPUS` whose kernels are installed (the tests read the generic ones, which
+    every build ships), or "best": the highest this machine runs (`host_level`), what a wheel
+    installs here (the benches).
+
     ``signatures`` (tests/support/test_signatures.txt, `tools/test_signatures.py`): the kernel
     signatures only the tests meet, compiled for this CPU after the install, two processes side
     by side, on the installed kernels (seconds where the cache has them).  Compiled beside the
@@ -329,11 +374,16 @@ def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path |
     info = probe(sys.executable)
     if info is None or not info.get("numba"):
         return "kernels: not seeded (numba is not importable here)"
-    out = KERNEL_CACHE / sources_digest(core, info)
+    if cpu == "best":
+        cpu = host_level()
+    if cpu not in CPUS:
+        raise KernelCacheError(f"unknown CPU {cpu!r} (known: {', '.join(CPUS)}, best)")
+    digest = sources_digest(core, info)
+    out = KERNEL_CACHE / (digest if cpu == GENERIC else f"{digest}-{cpu}")
     if not (out / "manifest.json").is_file():
         if not compile_if_cold or _has_kernels_of(cache_dir, core):
             return f"kernels: not seeded ({cache_dir} is warm and {out.name} is not built)"
-        _build_once(sys.executable, REPO, out)
+        _build_once(sys.executable, REPO, out, cpu)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
     r = subprocess.run([sys.executable, "-c", "import json, sys; from tracevis3d.kernel_cache import install_shipped; "
                         "print(json.dumps(install_shipped(sys.argv[1], sys.argv[2], sys.argv[3])))",
@@ -360,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=Path, metavar="NUMBA_CACHE_DIR",
                     help="instead: install this interpreter's pre-built kernels into this numba cache folder for "
                          "the checkout's own sources (compiled first when the folder holds none of them)")
+    ap.add_argument("--cpu", default=GENERIC, choices=[*CPUS, "best"],
+                    help="with --seed: the CPU whose kernels are installed (default generic, what the tests read; "
+                         "best: the highest this machine runs, what a wheel installs here)")
     ap.add_argument("--all-interpreters", action="store_true",
                     help="instead: compile the checkout's caches for every usable interpreter where missing "
                          "(build/kernel-cache/; what the extension's and the wheel's builds then copy)")
@@ -376,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.seed is not None:
         try:
-            print(seed_cache(args.seed.resolve(), signatures=args.test_signatures))
+            print(seed_cache(args.seed.resolve(), signatures=args.test_signatures, cpu=args.cpu))
         except (KernelCacheError, OSError, ValueError) as e:
             print(f"kernel_caches: error: {e}", file=sys.stderr)
             return 1

@@ -4,6 +4,7 @@ progress on a cold cache (issue 10).  The timings themselves are in bench/bench_
 import gzip
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -195,6 +196,41 @@ def test_prebuilt_generic_kernels_load_at_another_install_path(tmp_path):
     r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "installed"), module="outer.tinypkg.kern"), verbatim,
                       {"NUMBA_CPU_NAME": "generic"})
     assert json.loads(r.stdout.splitlines()[-1])["misses"] == 1  # another path: compiled again
+
+
+def test_shipped_kernels_install_at_the_highest_cpu_level_this_cpu_runs(tmp_path):
+    """The generic kernels shipped with the same kernels compiled for x86-64-v3 beside them
+    (``<tag>/x86-64-v3/``, as tools/kernel_caches.py ships the levels): a CPU at v3 or above
+    gets v3's code (v4 asked, v3 the highest shipped), one below gets the generic code, and
+    the installed v3 kernel loads and runs in a host process without compiling (where this
+    CPU runs v3: a CPU that lacks its features would stop at the first instruction)."""
+    pkg = tmp_path / "built" / "tinypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kern.py").write_text(TINY_KERNEL)
+    shipped = tmp_path / "shipped"
+    for cpu, dest in (("generic", shipped), ("x86-64-v3", shipped / "x86-64-v3")):
+        built = tmp_path / f"cache-{cpu}"
+        r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "built"), module="tinypkg.kern"), built,
+                          {"NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": ""})
+        assert r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["misses"] == 1, r.stderr
+        assert kc.export_cache(str(built), str(pkg), str(dest), package="tinypkg", cpu=cpu)["cpu"] == cpu
+
+    def data(cache):
+        return [p.read_bytes() for p in sorted(pathlib.Path(cache).rglob("*.nbc"))]
+    assert data(shipped / "x86-64-v3") != data(tmp_path / "cache-generic")  # other code
+    for asked, got in (("x86-64-v4", "x86-64-v3"), ("x86-64-v3", "x86-64-v3"), ("generic", "generic")):
+        user = tmp_path / f"user-{asked}"
+        rep = kc.install_shipped(str(shipped), str(pkg), str(user), package="tinypkg", cpu=asked)
+        assert rep["installed"] == 1 and rep["cpu"] == got, rep
+        assert data(user) == data(tmp_path / f"cache-{got}")
+    if kc.host_cpu_level() == "generic":
+        pytest.skip("this CPU does not run x86-64-v3 code: the install's choice is checked, not the run")
+    user = tmp_path / "user-host"
+    assert kc.install_shipped(str(shipped), str(pkg), str(user), package="tinypkg")["cpu"] == "x86-64-v3"
+    r = _fresh_python(RUN_KERNEL.format(root=str(tmp_path / "built"), module="tinypkg.kern"), user)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.splitlines()[-1]) == {"v": 135, "hits": 1, "misses": 0}, r.stderr
 
 
 TWO_KINDS = """

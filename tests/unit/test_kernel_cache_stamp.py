@@ -96,3 +96,34 @@ def test_the_shipped_tag_names_the_installed_numba_without_importing_it(tmp_path
     # a source tree (no shipped folder): nothing to install, said plainly
     rep = kernel_cache.install_shipped(str(tmp_path / "none"), str(tmp_path), str(tmp_path / "cache"))
     assert rep == {"installed": 0, "entries": 0, "skipped": "no pre-built kernels in this build"}
+
+
+V3 = dict.fromkeys(["cx16", "popcnt", "sahf", "sse3", "ssse3", "sse4.1", "sse4.2", "avx", "avx2", "bmi", "bmi2", "f16c",
+                    "fma", "lzcnt", "movbe", "xsave", "sse", "sse2"], True)
+V4 = dict(V3, avx512f=True, avx512bw=True, avx512cd=True, avx512dq=True, avx512vl=True)
+
+
+def test_the_cpu_level_is_the_highest_whose_every_feature_is_there():
+    """`kernel_cache.cpu_level`: the level whose code this CPU runs; one missing feature (or the
+    OS not saving the AVX-512 registers, which LLVM reports as the features being absent) drops
+    to the level below; numba told not to use AVX gets the generic kernels."""
+    assert kernel_cache.cpu_level({}) == "generic"
+    assert kernel_cache.cpu_level({"sse2": True, "avx": True}) == "generic"
+    assert kernel_cache.cpu_level(V3) == "x86-64-v3"
+    assert kernel_cache.cpu_level(dict(V3, fma=False)) == "generic"
+    assert kernel_cache.cpu_level(dict(V3, movbe=False)) == "generic"
+    assert kernel_cache.cpu_level(V4) == "x86-64-v4"
+    assert kernel_cache.cpu_level(dict(V4, avx512vl=False)) == "x86-64-v3"
+    assert kernel_cache.cpu_level(dict(V4, avx512bf16=True, amx_tile=True)) == "x86-64-v4"
+    assert kernel_cache.cpu_level(V4, avx_enabled=False) == "generic"
+    # the levels nest: each asks for everything the one below asks for
+    (_, v3), (_, v4) = kernel_cache.CPU_LEVELS
+    assert v3 < v4
+
+
+def test_the_host_level_is_generic_where_the_user_chose_numbas_cpu(monkeypatch):
+    from numba.core import config
+
+    monkeypatch.setattr(config, "CPU_NAME", "generic")
+    monkeypatch.setattr(config, "CPU_FEATURES", "")
+    assert kernel_cache.host_cpu_level() == "generic"
