@@ -196,9 +196,10 @@ def test_wheel_holds_the_package_typed_with_the_caches_and_nothing_else(wheel):
 
 @pytest.mark.slow  # the wheel: ~10 s, up to ~3 min when build/kernel-cache/ is empty
 def test_installed_wheel_loads_and_compares_real_traces_without_bpy_and_compiles_nothing(venv_without_bpy,
-                                                                                         tmp_path):
+                                                                                         wheel, tmp_path):
     """A new user (empty home, no caches, outside the checkout): the first load + compare of the
-    real PyTorch A/B pair and the first icicle run on the shipped kernels, none compiled."""
+    real PyTorch A/B pair and the first icicle run on the shipped kernels, none compiled; the
+    kernels installed are those of the highest x86-64 level the wheel carries and this CPU runs."""
     if not all(p.is_file() for p in (*COMPARE_PAIR, ICICLE_TRACE)):
         pytest.skip(f"real traces not found at {REALDATA} (set TRACEVIS3D_REALDATA)")
     py = venv_without_bpy
@@ -210,6 +211,15 @@ def test_installed_wheel_loads_and_compares_real_traces_without_bpy_and_compiles
     assert cmp["ok"] and cmp["package"].startswith(str(py.parent.parent)), cmp["package"]
     assert cmp["installed"]["skipped"] == "" and cmp["installed"]["installed"] > 0, cmp["installed"]
     assert cmp["compiled"] == [], f"the shipped caches miss {len(cmp['compiled'])} kernels: {cmp['compiled']}"
+    from tracevis3d import kernel_cache as kc
+
+    order = ["generic"] + [name for name, _ in kc.CPU_LEVELS]
+    carried = {n.split("/")[3] for n in zipfile.ZipFile(wheel).namelist()
+               if n.startswith(f"tracevis3d/_kernel_cache/{kc.tag()}/") and n.endswith("/manifest.json")
+               and n.count("/") == 4} | {"generic"}
+    host = order.index(kc.host_cpu_level())
+    assert cmp["installed"]["cpu"] == max((c for c in carried if order.index(c) <= host), key=order.index), \
+        (cmp["installed"], carried)
     # large traces do not keep their class pairs: the join fused with its consumers (setjoin_fused)
     fu = probe(py, env, tmp_path, "load-compare-fused", *COMPARE_PAIR)
     assert fu["ok"] and fu["pairs"] == cmp["pairs"], fu
