@@ -17,6 +17,9 @@ for _var in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
     _d.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault(f"BLENDER_USER_{_var}", str(_d))
 os.environ.setdefault("NUMBA_CACHE_DIR", str(pathlib.Path.home() / ".cache" / "tracevis3d" / "numba-tests"))
+# the wheel and the extension the tests build carry the generic kernels only (scripts/test.sh says
+# so too): each x86-64 level would be another full compile, ~4 min of two cores
+os.environ.setdefault("TRACEVIS3D_KERNEL_CPUS", "generic")
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 #: tests/support: the summary names any kernel compiled during the tests (compile_log) and each
