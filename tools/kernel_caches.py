@@ -40,10 +40,32 @@ KERNEL_CACHE = REPO / "build" / "kernel-cache"
 SHIPPED_DIRNAME = "_kernel_cache"  # = tracevis3d.kernel_cache.SHIPPED_DIRNAME
 #: Python versions whose kernels can ship (requires-python of pyproject.toml)
 PYTHONS = ((3, 11), (3, 12), (3, 13))
+
+
+def _runtime_kernel_cache():
+    """``tracevis3d/kernel_cache.py`` of this checkout (standard library only at import), loaded
+    by its path: numba's cache folder names are its `cache_subdir`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tv3d_kernel_cache", REPO / "tracevis3d" / "kernel_cache.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 #: the CPUs a build can compile the kernels for: the generic x86-64 one (always shipped), then the
-#: levels of `tracevis3d.kernel_cache.CPU_LEVELS` (= its GENERIC_CPU and level names)
-GENERIC = "generic"
-CPUS = (GENERIC, "x86-64-v3", "x86-64-v4")
+#: x86-64 levels (`tracevis3d.kernel_cache.CPUS`)
+_LEVELS = _runtime_kernel_cache()
+GENERIC, CPUS = _LEVELS.GENERIC_CPU, _LEVELS.CPUS
+
+
+def host_level(python: str = sys.executable) -> str:
+    """The highest CPU of `CPUS` this machine runs (`tracevis3d.kernel_cache.host_cpu_level`, in
+    a child: it imports numba), generic when that cannot be told."""
+    r = subprocess.run([python, "-c", "from tracevis3d.kernel_cache import host_cpu_level; print(host_cpu_level())"],
+                       env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=300)
+    level = (r.stdout.strip().splitlines() or [GENERIC])[-1]
+    return level if r.returncode == 0 and level in CPUS else GENERIC
 
 
 def build_cpus() -> tuple[str, ...]:
@@ -252,14 +274,13 @@ def prebuild(stage_root: Path, pythons: list[tuple[str, dict]] | None = None) ->
     parts = []
     cpus = build_cpus()
     for python, info in pythons:
-        for cpu in cpus:        # generic first: the levels go into its folder
+        for cpu in cpus:        # generic first (counted before the levels go into its folder)
             out, _ = built_cache(python, info, Path(stage_root), cpu)
             tag = json.loads((out / "manifest.json").read_text())["tag"]
             dest = shipped / tag if cpu == GENERIC else shipped / tag / cpu
             shutil.copytree(out, dest)
-            n = sum(1 for f in dest.rglob("*.nbi") if cpu != GENERIC or f.relative_to(dest).parts[0] not in CPUS)
-            size = sum(f.stat().st_size for f in dest.rglob("*")
-                       if f.is_file() and (cpu != GENERIC or f.relative_to(dest).parts[0] not in CPUS))
+            n = sum(1 for _ in dest.rglob("*.nbi"))
+            size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
             parts.append(f"{tag} {cpu}: {n} kernel indexes, {size / 1e6:.1f} MB ({out.name})")
     return "pre-built kernels: " + "; ".join(parts)
 
@@ -324,26 +345,6 @@ def _has_kernels_of(cache_dir: Path, core: Path) -> bool:
         if sub.is_dir() and any(f.suffix == ".nbi" for f in sub.iterdir()):
             return True
     return False
-
-
-def _runtime_kernel_cache():
-    """``tracevis3d/kernel_cache.py`` of this checkout (standard library only at import), loaded
-    by its path: numba's cache folder names are its `cache_subdir`."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tv3d_kernel_cache", REPO / "tracevis3d" / "kernel_cache.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def host_level(python: str = sys.executable) -> str:
-    """The highest CPU of `CPUS` this machine runs (`tracevis3d.kernel_cache.host_cpu_level`, in
-    a child: it imports numba), generic when that cannot be told."""
-    r = subprocess.run([python, "-c", "from tracevis3d.kernel_cache import host_cpu_level; print(host_cpu_level())"],
-                       env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=300)
-    level = (r.stdout.strip().splitlines() or [GENERIC])[-1]
-    return level if r.returncode == 0 and level in CPUS else GENERIC
 
 
 def seed_cache(cache_dir: Path, compile_if_cold: bool = True, signatures: Path | None = None,

@@ -102,14 +102,15 @@ def _numba_version() -> str:
 #: the x86-64 micro-architecture levels a build can ship beside the generic kernels, lowest
 #: first: (LLVM's CPU name, the CPU features a level's code may use, as LLVM names them).  A level
 #: is compiled with ``NUMBA_CPU_NAME`` = its name and no extra features (``NUMBA_CPU_FEATURES=""``)
+_V3_FEATURES = frozenset({"cx16", "popcnt", "sahf", "sse3", "ssse3", "sse4.1", "sse4.2", "avx", "avx2", "bmi", "bmi2",
+                          "f16c", "fma", "lzcnt", "movbe", "xsave"})
 CPU_LEVELS = (
-    ("x86-64-v3", frozenset({"cx16", "popcnt", "sahf", "sse3", "ssse3", "sse4.1", "sse4.2", "avx", "avx2", "bmi",
-                             "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave"})),
-    ("x86-64-v4", frozenset({"cx16", "popcnt", "sahf", "sse3", "ssse3", "sse4.1", "sse4.2", "avx", "avx2", "bmi",
-                             "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave", "avx512f", "avx512bw", "avx512cd",
-                             "avx512dq", "avx512vl"})),
+    ("x86-64-v3", _V3_FEATURES),
+    ("x86-64-v4", _V3_FEATURES | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}),
 )
 GENERIC_CPU = "generic"
+#: every CPU a build can compile the kernels for, lowest first (tools/kernel_caches.py's too)
+CPUS = (GENERIC_CPU, *(name for name, _ in CPU_LEVELS))
 
 
 def cpu_level(features: dict, levels=CPU_LEVELS, avx_enabled: bool = True) -> str:
@@ -481,9 +482,8 @@ def install_shipped(shipped: str, root: str, cache_dir: str, package: str | None
         return {"installed": 0, "entries": 0, "skipped": f"pre-built kernels are for {m.get('tag')}, not {here}"}
     magic = host_magic_tuple()
     level = host_cpu_level() if cpu is None else cpu
-    if level != GENERIC_CPU:     # the highest level shipped that this CPU runs (else the generic kernels)
-        names = [name for name, _ in CPU_LEVELS]
-        for name in reversed(names[:names.index(level) + 1] if level in names else []):
+    if level in CPUS[1:]:     # the highest level shipped that this CPU runs (else the generic kernels)
+        for name in reversed(CPUS[1:CPUS.index(level) + 1]):
             ml = read_manifest(os.path.join(shipped, name))
             if ml is not None and ml.get("tag") == here and ml.get("cpu") == name:
                 shipped, m = os.path.join(shipped, name), ml

@@ -213,7 +213,7 @@ def test_installed_wheel_loads_and_compares_real_traces_without_bpy_and_compiles
     assert cmp["compiled"] == [], f"the shipped caches miss {len(cmp['compiled'])} kernels: {cmp['compiled']}"
     from tracevis3d import kernel_cache as kc
 
-    order = ["generic"] + [name for name, _ in kc.CPU_LEVELS]
+    order = list(kc.CPUS)
     carried = {n.split("/")[3] for n in zipfile.ZipFile(wheel).namelist()
                if n.startswith(f"tracevis3d/_kernel_cache/{kc.tag()}/") and n.endswith("/manifest.json")
                and n.count("/") == 4} | {"generic"}
