@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -99,56 +100,53 @@ print("RESULT", first, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1
 """
 
 
-#: the kinds of kernels a run can give both trees (``--kernels``): the CPU numba compiles them for
-#: in the warm-up ("best": this machine's level, `best_level`), None = this CPU (the timed children
-#: always look them up as this CPU's)
-KERNEL_KINDS = {"best": "best", "generic": "generic", "host": None}
-
-
-def best_level() -> str:
-    """The x86-64 level a wheel installs here (`tracevis3d.kernel_cache.host_cpu_level`, in a child)."""
-    r = subprocess.run([sys.executable, "-c", "from tracevis3d.kernel_cache import host_cpu_level as h; print(h())"],
-                       env=child_env(REPO, str(REPO / "build" / "numba-cache")), capture_output=True, text=True,
-                       check=True)
-    return r.stdout.split()[-1]
-# a compiled cache's index keys rewritten to this CPU's magic tuple into another folder, the data
-# files copied (what `kernel_cache.install_shipped` does with a shipped cache); this tree's helpers
-RELOCATE = """
-import os, shutil, sys
-from tracevis3d.kernel_cache import _rewrite_index, host_magic_tuple
-src, dst = sys.argv[1], sys.argv[2]
-magic = host_magic_tuple()
-for here, _, names in os.walk(src):
-    out = os.path.join(dst, os.path.relpath(here, src))
-    os.makedirs(out, exist_ok=True)
-    for name in names:
-        if name.endswith(".nbi"):
-            _rewrite_index(os.path.join(here, name), os.path.join(out, name), magic)
-        elif name.endswith(".nbc"):
-            shutil.copyfile(os.path.join(here, name), os.path.join(out, name))
+#: the kinds of kernels a run can give both trees (``--kernels``)
+KERNEL_KINDS = ("best", "generic", "host")
+# the warm-up's compiled cache installed into the timed children's as a wheel's shipped cache is
+# (`kernel_cache.export_cache`, then `install_shipped`: index keys rewritten to this CPU's);
+# this tree's helpers, whichever tree compiled the kernels
+INSTALL = """
+import sys
+from tracevis3d.kernel_cache import GENERIC_CPU, export_cache, install_shipped
+compiled, root, cache, shipped, cpu = sys.argv[1:6]
+export_cache(compiled, root, shipped, cpu=cpu)
+install_shipped(shipped, root, cache, cpu=GENERIC_CPU)   # the folder as exported, whatever its CPU
 """
 
 
-def child_env(root: pathlib.Path, cache: str, kind: str = "host") -> dict:
+def kernel_cpu(kind: str):
+    """The CPU numba compiles the kernels for in the warm-up: "best" the x86-64 level a wheel
+    installs here (tools/kernel_caches.py's `host_level`), "generic", or None (this very CPU)."""
+    if kind == "host":
+        return None
+    if kind == "generic":
+        return "generic"
+    spec = importlib.util.spec_from_file_location("kernel_caches", REPO / "tools" / "kernel_caches.py")
+    tools = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tools)
+    return tools.host_level()
+
+
+def child_env(root: pathlib.Path, cache: str, cpu: str | None = None) -> dict:
     """A child's environment: ``root`` importable, its kernel cache, and Python's bytecode cached
     (in build/pycache, not beside the sources) as an installed wheel has it -- a machine that sets
     PYTHONDONTWRITEBYTECODE would otherwise compile every module's source in every fresh process
-    (1 s of a first load here, nothing a user pays).  ``kind``: the CPU kernels are compiled for
-    (`KERNEL_KINDS`; "host" for the timed children, which look up what the warm-up left)."""
+    (1 s of a first load here, nothing a user pays).  ``cpu``: the CPU kernels are compiled for
+    (`kernel_cpu`; None, this CPU, for the timed children, which look up what the warm-up left)."""
     env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=cache,
                PYTHONPYCACHEPREFIX=str(root / "build" / "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("NUMBA_CPU_NAME", None)
     env.pop("NUMBA_CPU_FEATURES", None)
-    if KERNEL_KINDS[kind] is not None:
-        env["NUMBA_CPU_NAME"] = KERNEL_KINDS[kind]
+    if cpu is not None:
+        env["NUMBA_CPU_NAME"] = cpu
         env["NUMBA_CPU_FEATURES"] = ""      # the features of the named CPU only
     return env
 
 
-def run(code: str, path: pathlib.Path, root: pathlib.Path, cache: str, loads: int = 2, kind: str = "host") -> tuple:
+def run(code: str, path: pathlib.Path, root: pathlib.Path, cache: str, loads: int = 2, cpu: str | None = None) -> tuple:
     """(first s, steady s, peak bytes, calls) of one fresh child, or (None, message, 0, 0)."""
-    env = child_env(root, cache, kind)
+    env = child_env(root, cache, cpu)
     lock = open(LOCK, "a") if path.stat().st_size > BIG else None
     try:
         if lock:
@@ -182,10 +180,12 @@ def _default_files() -> str:
     return f"{real},{TEN_M}"
 
 
-def _warm(roots, tmp: str, kind: str) -> None:
-    """Small files loaded first (untimed) so every kernel the rows use is compiled into each cache,
-    for the CPU of ``kind``: generic ones into a folder beside the cache, then installed into it
-    (`RELOCATE`), and loaded once more as the timed children will (numba's runtime module cached
+def _warm(roots, tmp: str, cpu: str | None, files: list) -> None:
+    """Small files and the measured ``files`` loaded first (untimed) so every kernel the rows use
+    is compiled into each cache (a real trace takes paths the small files do not: its sparse
+    columns' `jsonrows.rows_differing` was compiled inside a timed child), for ``cpu``
+    (`kernel_cpu`): a named CPU's into a folder beside the cache, then installed into it
+    (`INSTALL`), and loaded once more as the timed children will (numba's runtime module cached
     for this CPU too)."""
     warm = []
     for name, n in (("small.json", 20_000), ("two_threads.json", 400_000)):
@@ -193,14 +193,16 @@ def _warm(roots, tmp: str, kind: str) -> None:
         warm[-1].write_bytes(b'{"traceEvents": [' + b",".join(
             b'{"ph":"X","name":"f%d","pid":1,"tid":%d,"ts":%d,"dur":1}' % (k % 7, k % 2, k)
             for k in range(n)) + b"]}")
+    warm += [f for f in files if f.exists()]
     for _, root, c in roots:
-        compiled = c if KERNEL_KINDS[kind] is None else c + "-" + kind
+        compiled = c if cpu is None else c + "-" + cpu
         for w in warm:
-            run(OURS, w, root, compiled, kind=kind)
+            run(OURS, w, root, compiled, cpu=cpu)
         if compiled != c:
             shutil.rmtree(c, ignore_errors=True)
-            subprocess.run([sys.executable, "-c", RELOCATE, compiled, c], cwd=REPO, check=True,
-                           env=child_env(REPO, c))
+            subprocess.run([sys.executable, "-c", INSTALL, compiled, str(root / "tracevis3d"), c,
+                            tempfile.mkdtemp(prefix="shipped-", dir=tmp), cpu],
+                           cwd=REPO, check=True, env=child_env(REPO, c))
             for w in warm:
                 run(OURS, w, root, c)
 
@@ -265,7 +267,7 @@ def main() -> None:
     ap.add_argument("--files", default=None, help="comma-separated JSON files (default: the sympy trace, 10^7 calls)")
     ap.add_argument("--before", default=None, help="also the tree at this git revision")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--kernels", choices=sorted(KERNEL_KINDS), default="best",
+    ap.add_argument("--kernels", choices=KERNEL_KINDS, default="best",
                     help="both trees' kernels: the x86-64 level a wheel installs here (best), the generic "
                          "x86-64 ones every build ships, or compiled for this very CPU (host)")
     ap.add_argument("--make-10m", action="store_true", help=f"write {TEN_M} when it is absent")
@@ -280,11 +282,10 @@ def main() -> None:
     if args.make_10m and not TEN_M.exists():
         make_10m(TEN_M)
     caches = REPO / "build" / "bench-json"
-    if args.kernels == "best":
-        KERNEL_KINDS["best"] = best_level()
+    cpu = kernel_cpu(args.kernels)
 
     def cache(tree: str) -> str:
-        return str(caches / f"{tree}-{KERNEL_KINDS[args.kernels] or 'host'}" / "numba-cache")
+        return str(caches / f"{tree}-{cpu or 'host'}" / "numba-cache")
     with tempfile.TemporaryDirectory(prefix="tv3d-jsonload-") as tmp:
         roots = [("this tree", REPO, cache("this-tree"))]
         if args.before:  # kept under build/ with its kernel cache: compiled once, not every run
@@ -293,10 +294,10 @@ def main() -> None:
                 keep.mkdir(parents=True, exist_ok=True)
                 extract(args.before, keep)
             roots.append((args.before, keep / "tree", cache(f"before-{args.before}")))
-        _warm(roots, tmp, args.kernels)
+        _warm(roots, tmp, cpu, files)
         print(f"# load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
               f"{os.cpu_count()} cores; medians of {args.repeat} fresh processes (1 over 512 MB); "
-              f"{args.kernels} kernels in both trees ({KERNEL_KINDS[args.kernels] or 'this CPU'})", flush=True)
+              f"{args.kernels} kernels in both trees ({cpu or 'this CPU'})", flush=True)
         print("| row | ours | peer (same run) | ratio | CPU ratio | goal | met |")
         print("|---|---|---|---|---|---|---|")
         for path in files:
