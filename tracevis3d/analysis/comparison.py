@@ -86,8 +86,8 @@ class Comparison:
       ascending; A's in the order the join wrote its rows, each once; ascending when
       the class pairs are not kept),
       ``class_pair_ptr`` (len(class_rows_a)+1), ``class_pair_row_b`` (int32 index
-      into class_rows_b) and ``class_pair_overlap`` (|x ∩ y|, uint16, or int32 for
-      vocabularies over 65535 functions): row r's pairs are
+      into class_rows_b) and ``class_pair_overlap`` (|x ∩ y|, uint16, or int32 where a
+      class of each side has 65535 functions or more: `setjoin.overlap_dtype`): row r's pairs are
       ``class_pair_ptr[r]:class_pair_ptr[r+1]``.  Every pair of a class of A and a
       class of B with Jaccard > tau is there, each row's by B row ascending
       (rows in the join's order: the pairs are compacted in place, never

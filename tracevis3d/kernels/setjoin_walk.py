@@ -492,8 +492,8 @@ def tree_round(chunk_ptr, chunk_items, chunk_pos, chunk_skip, item_root, item_si
         if lo + pos >= hi:
             continue
         skip = chunk_skip[c]
-        # overlap counters in out_i's dtype (uint16 for vocabularies < 65536: half
-        # the cache footprint of int32); one buffer per open forest level at most
+        # overlap counters in out_i's dtype (uint16 while the overlaps fit,
+        # `setjoin.overlap_dtype`: half the cache footprint of int32); one buffer per open forest level at most
         # (np.empty: only the pages a traversal touches become resident)
         bufs = np.empty((height + 1, nb), out_i.dtype)
         frames = np.empty((height + 1, 6), np.int64)
