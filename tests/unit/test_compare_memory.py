@@ -96,6 +96,26 @@ def test_a_full_disk_refuses_the_spill():
     assert "\n" not in str(e.value) and f"{m:,} kept call pairs" in str(e.value)
 
 
+def test_a_disk_too_small_for_the_kept_pairs_refuses_before_the_join(monkeypatch):
+    """Where even the kept pairs' bound (``top_k`` a call of either trace) goes to a file and
+    does not fit the temporary folder, `compare` refuses before its classes and join: at 10^8
+    calls the same refusal came after 41 minutes of join."""
+    import shutil
+
+    a = tracevis3d.synthetic(2000, threads=2, seed=5)
+    b = tracevis3d.perturb(a, seed=2)
+    usage = shutil.disk_usage(".")
+    monkeypatch.setattr(cm, "SPILL_PAIRS_BYTES", 0)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=1000))
+
+    def too_late(*args, **kw):
+        raise AssertionError("the classes were built before the disk was checked")
+    monkeypatch.setattr(cm, "gamma_classes", too_late)
+    bound = 2 * (len(a) + len(b))         # compare's top_k = 2
+    with pytest.raises(TraceTooLargeError, match=rf"up to {bound:,} kept call pairs \(top_k a call of either trace\) need"):
+        tracevis3d.compare(a, b)
+
+
 def test_mapped_inputs_count_and_loaded_ones_do_not(tmp_path):
     """`mapped_input_bytes`: the arrays a comparison reads of a trace mapped from its native file;
     none of a trace in memory."""

@@ -761,12 +761,14 @@ def check_compare_memory(n_calls: int, n_class_pairs: float = 0.0,
         f"Trace.subset(max_depth=...))")
 
 
-def check_spill_room(n_pairs: int, pos_bytes: int, free: int | None = None) -> None:
+def check_spill_room(n_pairs: int, pos_bytes: int, free: int | None = None, at_most: bool = False) -> None:
     """Raise `TraceTooLargeError` if the kept pairs' records (`PAIR_DTYPE`) and their similarity
     positions (``pos_bytes`` each), written to unlinked files in the temporary folder past
     `SPILL_PAIRS_BYTES` (`_pair_records`, `_parked`), do not fit in its ``free`` bytes (default:
     what the file system has): a clear error, not a SIGBUS when a page of the file cannot be
-    written."""
+    written.  ``at_most``: ``n_pairs`` is their bound before the join (``top_k`` a call of
+    either trace), checked first so that a compare too large for the disk is refused at once,
+    not after its join (41 minutes at 10^8 calls)."""
     import shutil
     import tempfile
 
@@ -777,7 +779,8 @@ def check_spill_room(n_pairs: int, pos_bytes: int, free: int | None = None) -> N
     have = shutil.disk_usage(folder).free if free is None else int(free)
     if need > have:
         raise TraceTooLargeError(
-            f"compare: its {int(n_pairs):,} kept call pairs need about {_gib(need)} of disk in {folder} "
+            f"compare: {'up to ' if at_most else 'its '}{int(n_pairs):,} kept call pairs "
+            f"{'(top_k a call of either trace) ' if at_most else ''}need about {_gib(need)} of disk in {folder} "
             f"(written there past {_gib(SPILL_PAIRS_BYTES)}), {_gib(have)} free: set TMPDIR to a folder with more "
             f"room, or compare a time window or one thread of each trace (compare(..., window_a=, threads_a=))")
 
@@ -1028,6 +1031,9 @@ def _compare_checked(a: Trace, b: Trace, tau, top_k, n_bins, aligned_tol, max_pe
     mapped = mapped_input_bytes(a, b)
     own0 = own_anon_bytes()
     needs = [check_compare_memory(n_a + n_b, top_k=int(top_k), mapped_bytes=mapped)]
+    most_pairs = int(top_k) * (n_a + n_b)      # the kept pairs' bound: top_k a call, both ways
+    if most_pairs * PAIR_DTYPE.itemsize > SPILL_PAIRS_BYTES:
+        check_spill_room(most_pairs, 4, at_most=True)   # the file they will go to, before the join
     # the repetitions need only the two traces: they run on a thread of their own while the
     # classes are built (one core's work) and are collected at the end
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)

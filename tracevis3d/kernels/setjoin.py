@@ -170,8 +170,8 @@ def overlap_dtype(max_overlap):
     exceeds ``max_overlap`` (`largest_overlap`): uint16 while ``max_overlap`` + 1 fits (the
     readouts' "never" threshold, min(|x|, |y|) + 1, must too), else int32.  Bounded by the
     sets, not the vocabulary: a trace of more than 65535 function names keeps 16-bit
-    counters while its classes stay below that size (10^6 synthetic pair: the join's walk
-    1.9 s with uint16 counters, 5.0 s with int32)."""
+    counters while its classes stay below that size (the synthetic 10^6 pair with 66,000
+    unused names: its join 2.99 s on int32, 2.24 s on uint16)."""
     return np.dtype(np.uint16) if int(max_overlap) < np.iinfo(np.uint16).max else np.dtype(np.int32)
 
 
