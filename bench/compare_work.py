@@ -8,7 +8,8 @@ trace files, e.g. build/compare-goal/synthetic_100000000{,_perturbed2}.tv3d.npz)
 stopped there) and from it: the classes of each side, the cells of the rows' size windows (what
 the window pass reads), the delta postings added one by one and the membership-row cells added
 (`setjoin_walk.add_postings`' split, over each row's subtree window), the counters' dtype, and
-the class pairs with J > τ estimated from the join's own sample of rows
+the window pass's cells per run of equal |y| (one threshold and loop
+each), the class pairs with J > τ estimated from the join's own sample of rows
 (`setjoin_walk.sample_match_count`).  The peer is the number of calls: the columns say how the
 work grows against them.  10^8 needs ~14 GB and ~3 min.
 """
@@ -76,6 +77,11 @@ def work_row(label: str, n_calls: int, a, b) -> str:
     got = plan_of(a, b)
     p, tau = got["plan"], float(got["tau"])
     windows = int((p["own_hi"] - p["k_lo"]).astype(np.int64).sum())
+    # the window pass's runs of equal |y| (one threshold and loop each): the run of each size rank
+    run_id = np.concatenate([[0], np.cumsum(np.diff(p["b_size_sorted"]) != 0)])
+    lo, hi = p["k_lo"].astype(np.int64), p["own_hi"].astype(np.int64)
+    has = hi > lo
+    runs = int((run_id[hi[has] - 1] - run_id[lo[has]] + 1).sum())
     sparse, cells = _delta_work(p["d_ptr"], p["d_items"], p["post_ptr"], p["post_k"], p["k_lo"], p["k_hi"],
                                 p["dense_row"], DENSE_RATIO)
     sample = sample_rows(p["na"])
@@ -83,7 +89,8 @@ def work_row(label: str, n_calls: int, a, b) -> str:
                                  p["b_size_sorted"], p["run_end"], p["dense_row"], p["dense_map"])
     pairs = matched * p["na"] / max(1, sample.size)
     return (f"| {label} | {n_calls:,} | {p['na']:,} × {p['nb']:,} | {windows:.3g} | {sparse:.3g} | {cells:.3g} | "
-            f"{p['dense_map'].shape[0]} | {np.dtype(p['odt']).name} | {pairs:.3g} | {windows / n_calls:,.0f} | "
+            f"{p['dense_map'].shape[0]} | {np.dtype(p['odt']).name} | {pairs:.3g} | {windows / max(1, runs):,.0f} | "
+            f"{windows / n_calls:,.0f} | "
             f"{time.perf_counter() - t:.0f} s |")
 
 
@@ -95,9 +102,10 @@ def main() -> None:
     import tracevis3d
 
     print("| pair | calls of A | A classes × B classes | size-window cells | delta postings one by one | "
-          "membership-row cells | membership rows | counters | class pairs (sampled) | window cells a call | "
+          "membership-row cells | membership rows | counters | class pairs (sampled) | cells a run of equal |y| | "
+          "window cells a call | "
           "counted in |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     if args.files:
         from tracevis3d.io import mapguard
 
