@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from ..kernels.overview import overview_finish, overview_start
-from ..kernels.setjoin import largest_overlap, overlap_dtype
+from ..kernels.setjoin import overlap_dtype
 from ..kernels.setjoin_consume import WaveConsumer
 from ..kernels.setjoin_fused import FUSED_PARTS, RECORD_BYTES, fused_join_bytes, jaccard_join_tree_fused
 from ..kernels.setjoin_prefix import FILTER_WAVE_BYTES_PER_CLASS_PAIR, jaccard_join_waves
@@ -212,7 +212,7 @@ def _streamed(class_ptr, class_items, n_functions, rows_a, rows_b, row_of_a, end
         ptr_a = np.zeros(rows_a.size + 1, np.int64)
         lens = np.concatenate([k[1] for k in kept] + [np.zeros(rows_a.size - written.size, np.int64)])
         np.cumsum(lens, out=ptr_a[1:])
-        odt = overlap_dtype(largest_overlap(class_ptr, rows_a, rows_b))
+        odt = overlap_dtype(class_ptr, rows_a, rows_b)
         part_a = (kept[0][2] if len(kept) == 1 else np.concatenate([k[2] for k in kept])) if kept \
             else np.zeros(0, np.int32)
         inter_a = (kept[0][3] if len(kept) == 1 else np.concatenate([k[3] for k in kept])) if kept \

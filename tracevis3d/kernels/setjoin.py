@@ -165,25 +165,20 @@ def lower_bound(a, lo, hi, v):
     return lo
 
 
-def overlap_dtype(max_overlap):
-    """The dtype of a join's overlap counters and stored overlaps when no overlap |x ∩ y|
-    exceeds ``max_overlap`` (`largest_overlap`): uint16 while ``max_overlap`` + 1 fits (the
-    readouts' "never" threshold, min(|x|, |y|) + 1, must too), else int32.  Bounded by the
-    sets, not the vocabulary: a trace of more than 65535 function names keeps 16-bit
-    counters while its classes stay below that size (the synthetic 10^6 pair with 66,000
-    unused names: its join 2.99 s on int32, 2.24 s on uint16)."""
-    return np.dtype(np.uint16) if int(max_overlap) < np.iinfo(np.uint16).max else np.dtype(np.int32)
-
-
-def largest_overlap(set_ptr, classes_a, classes_b) -> int:
-    """The largest overlap |x ∩ y| a join of sets ``classes_a`` with ``classes_b`` can meet:
-    the smaller of the two sides' largest sets (0 where a side is empty)."""
+def overlap_dtype(set_ptr, classes_a, classes_b):
+    """The dtype of the overlap counters and stored overlaps of a join of sets ``classes_a``
+    with ``classes_b``: no overlap |x ∩ y| exceeds the smaller of the two sides' largest sets,
+    so uint16 while that bound + 1 fits (the readouts' "never" threshold, min(|x|, |y|) + 1,
+    must too), else int32.  Bounded by the sets, not the vocabulary: a trace of more than 65535
+    function names keeps 16-bit counters while its classes stay below that size (the synthetic
+    10^6 pair with 66,000 unused names: its join 2.99 s on int32, 2.24 s on uint16)."""
     size = np.diff(set_ptr)
 
     def largest(classes):
         classes = np.asarray(classes)
         return int(size[classes].max()) if classes.size else 0
-    return min(largest(classes_a), largest(classes_b))
+    bound = min(largest(classes_a), largest(classes_b))
+    return np.dtype(np.uint16) if bound < np.iinfo(np.uint16).max else np.dtype(np.int32)
 
 
 @njit(cache=True, parallel=True, nogil=True)

@@ -22,7 +22,7 @@ a consumer before the next round reuses the buffers (`jaccard_join_waves`, what
 import numpy as np
 from numba import njit, prange
 
-from .setjoin import SAFE, first_greater, largest_overlap, min_overlap, overlap_dtype, popcount64, ranked_sets, sets_to_bitsets
+from .setjoin import SAFE, first_greater, min_overlap, overlap_dtype, popcount64, ranked_sets, sets_to_bitsets
 
 
 @njit(cache=True, nogil=True)
@@ -414,7 +414,7 @@ def jaccard_join_waves(set_ptr, set_items, classes_a, classes_b, tau, n_items, c
     out_q = np.empty(n_chunks * cap, np.int32)
     out_s = np.empty(n_chunks * cap, np.float64)
     res_q = np.empty(n_chunks * cap, np.int32)
-    res_i = np.empty(n_chunks * cap, overlap_dtype(largest_overlap(set_ptr, classes_a, classes_b)))
+    res_i = np.empty(n_chunks * cap, overlap_dtype(set_ptr, classes_a, classes_b))
     rows = np.empty(na, np.int64)
     ptr = np.empty(na + 1, np.int64)
     pos = np.zeros(n_chunks, np.int64)

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 
 from .lazybuf import lazy_empty, release_after, release_range
-from .setjoin import largest_overlap, overlap_dtype, overlaps_to_similarity, ranked_sets
+from .setjoin import overlap_dtype, overlaps_to_similarity, ranked_sets
 from .setjoin_forest import (tree_plan, full_index_by_size_rank, heir_forest_weighted,
                              order_kids_by_delta_cost, size_runs, subtree_windows)
 from .setjoin_walk import sample_match_count, tree_round, dense_membership
@@ -177,7 +177,7 @@ def join_plan(set_ptr, set_items, classes_a, classes_b, tau, n_items, row_of_cal
     classes_b = np.ascontiguousarray(classes_b, np.int32)
     na, nb = classes_a.shape[0], classes_b.shape[0]
     n_items = int(n_items)
-    odt = overlap_dtype(largest_overlap(set_ptr, classes_a, classes_b))
+    odt = overlap_dtype(set_ptr, classes_a, classes_b)
     ident = np.arange(n_items, dtype=np.int32)
 
     def b_index():
