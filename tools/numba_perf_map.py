@@ -92,16 +92,19 @@ def annotate(dump, data, name, min_percent=0.2) -> None:
             a, n, sym, obj, sec, off = line.rstrip("\n").split("\t")
             if name in sym:
                 syms.append((int(a, 16), int(n), sym, obj, int(off, 16)))
-    ips = subprocess.run(["perf", "script", "-i", data, "-F", "ip", "--hide-call-graph"], capture_output=True, text=True,
-                         check=True).stdout.split()
+    ips = [int(ip, 16) for ip in subprocess.run(["perf", "script", "-i", data, "-F", "ip", "--hide-call-graph"],
+                                                capture_output=True, text=True, check=True).stdout.split()]
+    disassembled = {}         # object -> its objdump lines (several symbols may share one object)
     for a, n, sym, obj, off in syms:
-        hits = collections.Counter(int(ip, 16) - a + off for ip in ips if a <= int(ip, 16) < a + n)
+        hits = collections.Counter(ip - a + off for ip in ips if a <= ip < a + n)
         total = sum(hits.values())
         if not total:
             continue
         print(f"== {sym[:120]} ({obj}): {total} samples")
-        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", os.path.join(dump, obj)],
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+        if obj not in disassembled:
+            disassembled[obj] = subprocess.run(["objdump", "-d", "--no-show-raw-insn", os.path.join(dump, obj)],
+                                               capture_output=True, text=True, check=True).stdout.splitlines()
+        asm = disassembled[obj]
         skipped = 0
         for line in asm:
             m = re.match(r"\s*([0-9a-f]+):\t(.*)", line)

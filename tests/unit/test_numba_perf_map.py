@@ -17,12 +17,12 @@ def _twice_plus_one(x):
 def _object_of(dispatcher):
     """The ELF object numba's target machine emits for ``dispatcher``'s one compiled library."""
     library = dispatcher.overloads[dispatcher.signatures[0]].library
-    return library, library._codegen._tm.emit_object(library._final_module)
+    return library._codegen._tm.emit_object(library._final_module)
 
 
 def test_the_function_symbols_of_a_numba_object_are_read_with_their_sizes():
     _twice_plus_one(np.arange(4, dtype=np.int64))
-    _, obj = _object_of(_twice_plus_one)
+    obj = _object_of(_twice_plus_one)
     funcs = elf_functions(obj)
     ours = [f for f in funcs if "_twice_plus_one" in f[0]]
     assert ours, [f[0] for f in funcs]
@@ -38,7 +38,7 @@ def test_the_function_symbols_of_a_numba_object_are_read_with_their_sizes():
 
 def test_each_symbol_is_placed_at_its_sections_base_plus_its_offset():
     _twice_plus_one(np.arange(4, dtype=np.int64))
-    _, obj = _object_of(_twice_plus_one)
+    obj = _object_of(_twice_plus_one)
     funcs = elf_functions(obj)
     known = next(f for f in funcs if f[4])                      # a global symbol the engine resolves
     base = 0x7F0000000000
