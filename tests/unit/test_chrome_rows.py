@@ -349,3 +349,81 @@ def test_x_calls_equal_their_numpy_form():
         assert r1.items == r2.items, trial
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.tobytes() == w.tobytes(), trial
+
+
+def _name_rows(words, phases):
+    """The scanner's rows of events named ``words`` (None: no name) of ``phases``, their names laid
+    out one after another in a buffer: (buffer, ii, ss)."""
+    blob = b"".join(w or b"" for w in words)
+    ii = np.zeros((len(words), jev.N_I), np.int64)
+    ss = np.zeros((len(words), jev.N_S), np.int32)
+    at = 0
+    for k, (w, ph) in enumerate(zip(words, phases)):
+        ii[k, jev.I_NAME_OFF] = at
+        ss[k, jev.S_NAME_LEN] = -1 if w is None else len(w)
+        ss[k, jev.S_PH] = ord(ph)
+        at += len(w or b"")
+    return np.frombuffer(blob + b"\0" * 16, np.uint8), ii, ss
+
+
+def _twin_names(words, phases):
+    """The brute-force twin of the names' numbering: a dict of first uses of the named rows."""
+    seen: dict = {}
+    ids, first = [], []
+    for k, (w, ph) in enumerate(zip(words, phases)):
+        if w is None or ph in "stf":
+            ids.append(-1)
+            continue
+        if w not in seen:
+            seen[w] = len(seen)
+            first.append(k)
+        ids.append(seen[w])
+    return ids, first
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_names_interned_part_by_part_equal_their_first_uses(seed):
+    """`chrome_rows.PartNames` (a parallel scan's parts' names, interned a chunk at a time) merged
+    (`merged_part_names`): the ids and first rows of a dict of first uses over all the rows, for
+    any cut into parts and chunks; names that differ only in their middle (the cheap hash's
+    collisions) stay apart; flow events and rows without a name get -1."""
+    rng = random.Random(seed)
+    mid = [b"x" * 20 + str(j).encode() + b"y" * 20 for j in range(30)]  # same head and tail
+    pool = [f"f{j}".encode() for j in range(200)] + mid + [b"", b"a" * 300]
+    n = 3000
+    words = [None if rng.random() < 0.05 else rng.choice(pool) for _ in range(n)]
+    phases = [rng.choice("XXXXXBEistf") for _ in range(n)]
+    buf, ii, ss = _name_rows(words, phases)
+    cuts = sorted(rng.sample(range(1, n), rng.randint(0, 9)))
+    parts = []
+    for lo, hi in zip([0] + cuts, cuts + [n]):
+        p = chrome_rows.PartNames()
+        r = lo
+        while r < hi:
+            k = min(hi - r, rng.choice([1, 7, 64, 1000]))
+            p.add(buf, ii[r: r + k], ss[r: r + k], k, r - lo, seed)
+            r += k
+        parts.append(p)
+    ids, first = chrome_rows.merged_part_names(buf, parts, seed)
+    t_ids, t_first = _twin_names(words, phases)
+    assert ids.tolist() == t_ids and first.tolist() == t_first
+    # the part-by-part numbering is the one `interned_spans` gives the rows in one pass
+    off = np.ascontiguousarray(ii[:, jev.I_NAME_OFF])
+    ln = np.maximum(ss[:, jev.S_NAME_LEN], 0).astype(np.int64)
+    valid = (ss[:, jev.S_NAME_LEN] >= 0) & ~np.isin(ss[:, jev.S_PH], [ord(c) for c in "stf"])
+    one_ids, one_first = jsp.intern_spans(buf, off, ln, valid, seed)
+    assert np.array_equal(one_ids, ids) and np.array_equal(one_first, first)
+
+
+def test_names_interned_part_by_part_give_up_where_the_cheap_hash_works_too_hard():
+    """Thousands of distinct names with the same length, head and tail all fall in one probe
+    chain of the cheap hash: the part gives up (``ok`` False) and the merge answers None, so the
+    load interns the names after the scan with the keyed hash (`interned_spans`)."""
+    words = [b"h" * 16 + f"{j:06d}".encode() + b"t" * 16 for j in range(4000)]
+    buf, ii, ss = _name_rows(words, "X" * len(words))
+    p = chrome_rows.PartNames()
+    p.add(buf, ii, ss, len(words), 0, 1)
+    assert not p.ok and chrome_rows.merged_part_names(buf, [p], 1) is None
+    q = chrome_rows.PartNames()
+    q.add(buf, ii[:10], ss[:10], 10, 0, 1)
+    assert chrome_rows.merged_part_names(buf, [q, None], 1) is None and chrome_rows.merged_part_names(buf, [], 1) is None

@@ -469,6 +469,7 @@ class _Scan:
         #: it has, the file read again for what is still needed (`filecopy.LateFile`)
         self.copy = filecopy.owned(data) if compressed_bytes is None else None
         self.late = None
+        self.part_names = None  # the names interned by the parallel scan's parts (`chrome_rows.PartNames`)
         self.source = source
         self.lim = lim
         self.compressed_bytes = compressed_bytes
@@ -547,7 +548,11 @@ def _scan_rows(sc: _Scan) -> None:
     buf, lim = sc.buf, sc.lim
     scanned = None
     if sc.nbytes >= PARALLEL_SCAN_BYTES:
-        scanned = _scan_parallel(buf, sc.max_events, lim.max_nesting, sc.seed, lim.max_abs_time)
+        # (the names interned in the scan, `chrome_rows.PartNames`, unless the file's copy may be given
+        # back while they are interned after it: `_give_back_plan`)
+        sc.part_names = [] if sc.copy is None or sc.nbytes < RELEASE_BYTES else None
+        scanned = _scan_parallel(buf, sc.max_events, lim.max_nesting, sc.seed, lim.max_abs_time,
+                                 names_out=sc.part_names)
     if scanned is None:
         cap = _initial_rows(buf, sc.max_events)
         fx = fs.new_fast(max(cap // 4, 64), sc.seed, float(lim.max_abs_time))
@@ -755,7 +760,13 @@ def _intern_names(sc: _Scan, rep: _Repairs, ph, v_c_rows, text: _Text, give_back
             named[: ev - lo] &= ~_FLOW_PHASE[ph[lo:ev] & 255]
         return ii[lo:hi, jev.I_NAME_OFF], np.maximum(name_len, 0).astype(np.int64), named
 
-    name_id, name_first = chrome_rows.interned_spans(buf, names_of, n_rows, seed, give_back)
+    merged = None
+    if give_back is None and not sc.sampled and sc.part_names and sum(p.n for p in sc.part_names) == n_rows:
+        merged = chrome_rows.merged_part_names(buf, sc.part_names, seed)  # (interned as the scan went)
+    sc.part_names = None
+    name_id, name_first = merged if merged is not None else chrome_rows.interned_spans(buf, names_of, n_rows, seed,
+                                                                                       give_back)
+    del merged
     # the counters' names (side rows, and the fast path's: a first event of each) in the same table:
     # the names numbered in the order of the file
     cite = name_first
@@ -1507,7 +1518,7 @@ def _viztracer_overflow(read, info) -> bool:
 
 
 def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
-                   max_t: float = DEFAULT_LIMITS.max_abs_time, parts: int | None = None):
+                   max_t: float = DEFAULT_LIMITS.max_abs_time, parts: int | None = None, names_out: list | None = None):
     """Scan the event array on two threads (the kernels release the GIL).
 
     Only for the common layouts (an array, or an object whose keys before
@@ -1519,7 +1530,8 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
     unexpected (a worker that fails included: its exception is kept, never printed) returns
     None: the caller scans sequentially, which is the reference behaviour (and gives the
     canonical error messages).  ``seed``, ``max_t``: of the fast path (`sidetables.new_fast`); its
-    outputs come last, a `chrome_rows.FastOut` per part.
+    outputs come last, a `chrome_rows.FastOut` per part.  ``names_out``: a list, given each part's
+    names interned as it was scanned (`chrome_rows.PartNames`) when the scan succeeds.
     """
     m = _EVENTS_HEAD.match(buf[:4096])
     if m is None:
@@ -1546,7 +1558,8 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
             try:
                 if scratch is None:
                     scratch = chrome_rows.ScanScratch(max_events, max_nesting)
-                out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting, seed, max_t, scratch)
+                out[k] = chrome_rows.scan_part(buf, bounds[k], stops[k], max_events, max_nesting, seed, max_t, scratch,
+                                               names_out is not None)
             except BaseException as e:  # e.g. MemoryError: fall back, never a traceback on stderr
                 out[k] = e
 
@@ -1596,6 +1609,8 @@ def _scan_parallel(buf, max_events: int, max_nesting: int, seed: int = 0,
         if d is not None:
             info[js.INFO_DTU_OFF], info[js.INFO_DTU_LEN] = d.start(1), d.end(1) - d.start(1)
     skipped = sum(res[0].skipped for res in out)
+    if names_out is not None:
+        names_out.extend(res[0].names for res in out)
     # (what the parts' scans freed: not held while their columns are joined)
     chrome_rows.release_free_memory(n_rows + n_side)
     columns = part0.columns(*[res[0] for res in out[1:]])
