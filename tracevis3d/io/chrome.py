@@ -205,6 +205,14 @@ class _SideJob:
             self.threads[k].join()
         return self.out[k]
 
+    def result_of(self, k: int):
+        """Stage ``k``'s output once it has ended; its exception raised here."""
+        if self.threads:
+            self.threads[k].join()
+        if self.err[k] is not None:
+            raise self.err[k]
+        return self.out[k]
+
     def first(self):
         """The first stage's output once it has ended; None when it failed."""
         return self.stage(0)
@@ -324,6 +332,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     # are assembled, sorted and nested, whose numpy passes and kernels release the GIL
     apart = len(names) >= PARALLEL_PARSE_NAMES
     parsing = _SideJob(apart, _parse_names, (names, apart))
+    # then each name's kind (`classify_functions`: a name's kind is its own), on that thread too
+    parsing.then(classify_functions, (names, kind_rules))
     sc.ii.drop(jev.I_NAME_OFF, jev.I_TID)  # memory (issue 26): the names are interned, the threads keyed
     sc.ss.drop(jev.S_NAME_LEN)
     _release_file(sc, ph, names, keys, give_back)  # the file's bytes given back when little of them is read later
@@ -379,10 +389,11 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     t0 = _origin(sc, c_start, lanes, rows, ts, n_counters, v_ts, v_c_finite)
 
     # --- functions, args, kinds and objects
-    func, names, function_names, function_cats, parsed = _function_table(sc, c_row, sample_call, names, name_id, text,
-                                                                         parsing)
+    func, names, function_names, function_cats, parsed, fn_name_ids = _function_table(sc, c_row, sample_call, names,
+                                                                                      name_id, text, parsing)
     has_args = _call_args(sc, rep, c_row, sample_call)
-    fkind = classify_functions(function_names, kind_rules)
+    fkind = _function_kinds(parsing, fn_name_ids, names, kind_rules)
+    del fn_name_ids
     kind = fkind[func] if func.size else np.zeros(0, np.uint8)
     kind[working_waits(kind, c_start, c_end, end_index)] = KIND_OTHER  # a wrapper named like a wait
     obj_ptr, obj_ids, object_names = _call_objects(sc, c_row, func, kind, has_args, function_names, text)
@@ -1279,7 +1290,7 @@ def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _
     if sc.sampled:
         cat_len = np.where(sample_call[first_pos], -1, cat_len)
     function_cats = _decode_span_list(sc.reader, ii[fn_first_row, jev.I_CAT_OFF], cat_len, text)
-    parsed_names = parsing.result()[0]
+    parsed_names = parsing.result_of(0)
     n_parsed = len(parsed_names)
     parsed = [parsed_names[k] if k < n_parsed else parse_function_name(names[k]) for k in fn_name_ids.tolist()]
     if sc.sampled and not sc.samples_apart:  # Hermes' sampled frames name their location
@@ -1289,7 +1300,18 @@ def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _
                                           ss[fn_first_row, jev.S_ARGS_LEN])
         if located is not None:
             parsed = [parse_function_name(nm, file=u, line=ln) for nm, (u, ln) in zip(function_names, located)]
-    return func, names, function_names, function_cats, parsed
+    return func, names, function_names, function_cats, parsed, fn_name_ids
+
+
+def _function_kinds(parsing: _SideJob, fn_name_ids, names: list, kind_rules):
+    """The kind of each function (its name's ``fn_name_ids``, in ``names``), from the names' kinds
+    that ``parsing``'s second stage classified beside the call tree (`classify_functions` of every
+    name: the same kinds, a name's kind being its own); the "(unnamed)" that `_function_table` may
+    have added past them classified here."""
+    name_kind = parsing.result_of(1)
+    if len(names) > name_kind.shape[0]:
+        name_kind = np.concatenate([name_kind, classify_functions(names[name_kind.shape[0]:], kind_rules)])
+    return name_kind[fn_name_ids]
 
 
 def _call_args(sc: _Scan, rep: _Repairs, c_row, sample_call):
