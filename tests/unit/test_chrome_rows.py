@@ -427,3 +427,18 @@ def test_names_interned_part_by_part_give_up_where_the_cheap_hash_works_too_hard
     q = chrome_rows.PartNames()
     q.add(buf, ii[:10], ss[:10], 10, 0, 1)
     assert chrome_rows.merged_part_names(buf, [q, None], 1) is None and chrome_rows.merged_part_names(buf, [], 1) is None
+
+
+def test_kind_rules_given_as_an_iterator_serve_every_stage():
+    """The names' kinds are classified on a second thread, the "(unnamed)" function's on the main
+    one: kind rules passed as a one-shot iterator reach both (the load takes them as a list)."""
+    from tracevis3d.kinds import KIND_RULES
+    from tracevis3d.model import KIND_IO
+
+    ev = [{"ph": "X", "name": "threading.Lock.acquire", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+          {"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]
+    rules = [(KIND_IO, r"\(unnamed\)")] + list(KIND_RULES)
+    as_list = _quiet(orjson.dumps(ev), kind_rules=rules)
+    as_iter = _quiet(orjson.dumps(ev), kind_rules=iter(rules))
+    assert as_list.function_names == as_iter.function_names == ["threading.Lock.acquire", "(unnamed)"]
+    assert as_iter.kind.tolist() == as_list.kind.tolist() and as_list.kind[1] == KIND_IO

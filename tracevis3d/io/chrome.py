@@ -299,6 +299,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     """
     if overlap not in ("clip", "drop"):
         raise ValueError(f"overlap must be 'clip' or 'drop', got {overlap!r}")
+    if kind_rules is not None:  # (read by several stages, one on a second thread: never a spent iterator)
+        kind_rules = list(kind_rules)
     lim = resolve_limits(limits, limit_options)
     if limit_options:
         raise TypeError(f"load_chrome() got unexpected keyword arguments {sorted(limit_options)}")
