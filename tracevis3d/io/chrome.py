@@ -116,8 +116,7 @@ for _c, _cls in (("BE", jr.PC_BE), ("X", jr.PC_X), ("iIR", jr.PC_INSTANT), ("stf
                  (ASYNC_PHASES.decode(), jr.PC_SIDE), ("P", jr.PC_PROFILE)):
     _PHASE_CLASS[np.frombuffer(_c.encode(), np.uint8)] = _cls
 del _c, _cls
-_FLOW_PHASE = np.zeros(256, bool)  # v1 flow events: no name is read
-_FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
+_FLOW_PHASE = chrome_rows.FLOW_PHASE  # v1 flow events: no name is read
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # a repair cites side row s (`jsonscan.scan_events`: counters and v1 flow events the fast path did not
 # take) as row SIDE + s, a fast event as row FAST + q (`chrome_fast.FastSide.cite`)
@@ -563,7 +562,7 @@ def _scan_rows(sc: _Scan) -> None:
     if sc.nbytes >= PARALLEL_SCAN_BYTES:
         # (the names interned in the scan, `chrome_rows.PartNames`, unless the file's copy may be given
         # back while they are interned after it: `_give_back_plan`)
-        sc.part_names = [] if sc.copy is None or sc.nbytes < RELEASE_BYTES else None
+        sc.part_names = None if _copy_releasable(sc) else []
         scanned = _scan_parallel(buf, sc.max_events, lim.max_nesting, sc.seed, lim.max_abs_time,
                                  names_out=sc.part_names)
     if scanned is None:
@@ -838,6 +837,12 @@ _KEEP_BYTES_PHASE = _SIDE_PHASE.copy()
 _KEEP_BYTES_PHASE[ord("P")] = True
 
 
+def _copy_releasable(sc: _Scan) -> bool:
+    """Whether the file's copy is one `load` read for this load and of at least `RELEASE_BYTES`:
+    the first condition of `_may_release`, known before the scan."""
+    return sc.copy is not None and sc.nbytes >= RELEASE_BYTES
+
+
 def _may_release(sc: _Scan, ph) -> bool:
     """Whether the file's bytes may be given back once the names are interned (`_release_file`):
     `load` read them for this load (``sc.copy``), they are at least `RELEASE_BYTES`, and what the
@@ -845,7 +850,7 @@ def _may_release(sc: _Scan, ph) -> bool:
     metadata, no counters, flow events, async events, V8 or sampled profiles, memory dumps, no
     call with args (the names -- no ``CpuProfile``, no ``[memory]`` instants -- are checked once
     interned)."""
-    if sc.copy is None or sc.nbytes < RELEASE_BYTES or sc.sampled or sc.nv or sc.fast.n_events:
+    if not _copy_releasable(sc) or sc.sampled or sc.nv or sc.fast.n_events:
         return False
     if _KEEP_BYTES_PHASE[ph[: sc.n_event_rows]].any():
         return False

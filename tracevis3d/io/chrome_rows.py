@@ -206,6 +206,22 @@ def interned_pairs(block_of, n: int, seed: int) -> tuple:
 GIVE_BACK_BLOCK = 1 << 18
 
 
+#: the phases of the v1 flow events, matched by category and id: no name is read (`PartNames`,
+#: `chrome._intern_names`)
+FLOW_PHASE = np.zeros(256, bool)
+FLOW_PHASE[np.frombuffer(b"stf", np.uint8)] = True
+
+#: the cheap hash's budget of work before the first span (`intern_work`)
+INTERN_BUDGET0 = 1024
+
+
+def intern_work(ln, valid) -> int:
+    """The work the cheap hash may spend on spans of lengths ``ln`` (those ``valid``) before
+    `jsonrows.intern_spans_block` gives up: 2 × (their bytes + their count), as
+    `jsonspans.intern_spans` allows."""
+    return 2 * (int(ln[valid].sum()) + int(np.count_nonzero(valid)))
+
+
 def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
     """`jsonspans.intern_spans` of ``n`` rows given a block at a time: ``block_of(lo, hi)`` gives
     the rows' offsets, lengths (int64) and which are valid there (`jsonrows.intern_spans_block`:
@@ -216,7 +232,7 @@ def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
     for full in (False, True):
         ids = np.empty(n, np.int32)
         state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
-        budget = 1024
+        budget = INTERN_BUDGET0
         ok = True
         step = INTERN_BLOCK if give_back is None else GIVE_BACK_BLOCK
         for lo in range(0, n, step):
@@ -224,7 +240,7 @@ def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
             off, ln, valid = block_of(lo, hi)
             if give_back is not None:
                 give_back.before(off, valid)
-            budget += 2 * (int(ln[valid].sum()) + int(np.count_nonzero(valid)))
+            budget += intern_work(ln, valid)
             ok, state = jr.intern_spans_block(buf, off, ln, valid, seed, full, budget, lo, ids[lo:hi], state)
             if not ok:
                 break
@@ -762,9 +778,6 @@ def _chunk_rows(max_rows: int) -> int:
     return min(CHUNK_ROWS, max(max_rows, 0) + 1)
 
 
-#: the phases of the events matched by category and id (flow events): their names are not interned
-_UNNAMED_PHASE = np.zeros(256, bool)
-_UNNAMED_PHASE[np.frombuffer(b"stf", np.uint8)] = True
 
 
 class PartNames:
@@ -782,7 +795,7 @@ class PartNames:
         self.state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
         self.ids: list = []  # int32 of each chunk's rows, -1 where not named
         self.n = 0
-        self.budget = 1024
+        self.budget = INTERN_BUDGET0
         self.ok = True
 
     def add(self, buf, ii, ss, k: int, row0: int, seed: int) -> None:
@@ -792,9 +805,9 @@ class PartNames:
             return
         off = np.ascontiguousarray(ii[:k, jev.I_NAME_OFF])
         ln = ss[:k, jev.S_NAME_LEN].astype(np.int64)
-        valid = (ln >= 0) & ~_UNNAMED_PHASE[ss[:k, jev.S_PH] & 255]
+        valid = (ln >= 0) & ~FLOW_PHASE[ss[:k, jev.S_PH] & 255]
         np.maximum(ln, 0, out=ln)
-        self.budget += 2 * (int(ln[valid].sum()) + int(np.count_nonzero(valid)))
+        self.budget += intern_work(ln, valid)
         ids = np.empty(k, np.int32)
         ok, self.state = jr.intern_spans_block(buf, off, ln, valid, seed, False, self.budget, row0, ids, self.state)
         if not ok:
@@ -816,16 +829,15 @@ def merged_part_names(buf, parts: list, seed: int):
     ids = np.empty(sum(p.n for p in parts), np.int32)
     firsts = []
     row0 = 0
-    budget = 1024
+    budget = INTERN_BUDGET0
     for p in parts:
         m = int(p.state[5][jr.CNT_IDS])
-        off, ln = p.state[2][:m].copy(), p.state[3][:m].copy()
-        budget += 2 * (int(ln.sum()) + m)
+        off, ln, every = p.state[2][:m].copy(), p.state[3][:m].copy(), np.ones(m, bool)
+        budget += intern_work(ln, every)
         before = int(table[5][jr.CNT_IDS])
         to_global = np.empty(m + 1, np.int32)
         to_global[m] = -1  # (a row without a name: local id -1, the last entry)
-        ok, table = jr.intern_spans_block(buf, off, ln, np.ones(m, bool), seed, False, budget, 0, to_global[:m],
-                                          table)
+        ok, table = jr.intern_spans_block(buf, off, ln, every, seed, False, budget, 0, to_global[:m], table)
         if not ok:
             return None
         firsts.append(row0 + p.state[4][:m][to_global[:m] >= before])  # (new ids: ascending, in local order)
