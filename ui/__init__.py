@@ -25,3 +25,6 @@ def unregister():
     panels.unregister()
     operators.unregister()
     properties.unregister()
+    from ..tracevis3d.io import filecopy
+
+    filecopy.drop_spare()  # the read buffer kept for the next load (`filecopy.recycle`)

@@ -21,6 +21,7 @@ import stat
 import numpy as np
 
 from ..model import Trace, TraceFormatError
+from . import filecopy
 from .filecopy import FileCopy, stamp_of
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
 
@@ -93,8 +94,11 @@ def _file_buffer(size: int):
     touch (and the scanner's walk over it misses the TLB less).  Elsewhere an uninitialised
     numpy array (a bytearray would be zeroed first)."""
     if hasattr(mmap, "MADV_HUGEPAGE") and size > 0:
+        m = filecopy.spare_copy(size)  # the last load's copy, kept for this one (`filecopy.recycle`)
+        if m is not None:
+            return m
         try:  # (a `FileCopy`: a reader may give its pages back once read, `filecopy.release`)
-            m = FileCopy(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            m = filecopy.fresh_copy(size)
         except (OSError, ValueError):
             return np.empty(size, np.uint8)
         try:
@@ -134,7 +138,7 @@ def _read_to_end(f, size: int, parallel: bool = True) -> tuple[memoryview, int]:
     whole = _file_buffer(size)
     if isinstance(whole, FileCopy):
         whole.path, whole.stamp = f.name, stamp_of(st)
-    view = memoryview(whole)
+    view = memoryview(whole)[:size]  # (a kept copy may be longer: `filecopy.fresh_copy`)
     if parallel and size >= PARALLEL_READ_BYTES and hasattr(os, "preadv") and f.tell() == 0:
         import threading
 
@@ -199,7 +203,11 @@ def load(path, *, limits: Limits | None = None, **options) -> Trace:
         fmt = in_place_format(data)  # a pipe's bytes of a format read in place
     if fmt is not None:
         return _read_in_place(fmt, path if data is None else data, lim, source=path)
-    return load_bytes(data, source=path, limits=lim, **options)
+    trace = load_bytes(data, source=path, limits=lim, **options)
+    # the copy kept for the next load when nothing holds it any more: its pages written again
+    # in place, not mapped afresh and zeroed by the system as the read faults them in
+    filecopy.recycle(data)
+    return trace
 
 
 #: a JSON file at least this large has its reader imported on a second thread while it is read
