@@ -264,7 +264,6 @@ def recycle(data) -> bool:
     kept a view of it, or an array over it, makes that fail) and no other reference to the
     mapping, nor any buffer exported from it.  Returns whether it was kept; ``data`` is released
     either way when nothing else uses it."""
-    global _spare
     obj = getattr(data, "obj", None)
     if not isinstance(obj, FileCopy) or not obj.keepable:
         return False
@@ -280,18 +279,20 @@ def recycle(data) -> bool:
     except (BufferError, OSError, ValueError, SystemError, TypeError):
         return False
     obj.path = obj.stamp = None
+    _set_spare(obj)
+    return True
+
+
+def _set_spare(copy: FileCopy | None) -> None:
+    """``copy`` (or none) as the spare from now on; the one it replaces unmapped."""
+    global _spare
     with _spare_lock:
-        old, _spare = _spare, obj
+        old, _spare = _spare, copy
     if old is not None:
         old.close()
-    return True
 
 
 def drop_spare() -> None:
     """Unmap the spare copy now (`recycle`), if one is kept: what a long-lived process calls once
     it loads no more traces (its pages are the system's to take anyway)."""
-    global _spare
-    with _spare_lock:
-        old, _spare = _spare, None
-    if old is not None:
-        old.close()
+    _set_spare(None)
