@@ -49,12 +49,13 @@ from ..kernels import jsonspans as jsp
 from ..kernels import jsontokens as jt
 from ..kernels import jsonvalid as jv
 from ..kernels import sidetables as fs
-from ..kernels.tree import nest_sorted_intervals, preorder_sort
+from ..kernels.tree import nest_sorted_intervals
 from ..kinds import MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, working_waits
 from ..model import KIND_OTHER, Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name, parse_function_names
 from . import chrome_profile, chrome_rows, filecopy, hermes
 from .limits import DEFAULT_LIMITS, Limits, resolve_limits
+from .nesting import sort_and_nest
 from .sniff import content_hint
 from .chrome_fast import (FAST, SIDE, FastSide, bind_flows, flow_categories, flow_event_buckets, flow_event_calls,
                           flow_order, flow_points)
@@ -1196,22 +1197,18 @@ def _thread_table(sc: _Scan, keys: _ThreadKeys, used, meta_info, text: _Text, ca
 
 
 def _nest_calls(sc: _Scan, rep: _Repairs, overlap: str, n_threads: int, c_row, c_start, c_end, c_thread, c_ord):
-    """The calls sorted into per-thread pre-order and nested (`preorder_sort`,
-    `nest_sorted_intervals`); a call sticking out of its enclosing call clipped (``x_overlap``) or,
-    with ``overlap="drop"``, dropped (``x_overlap_dropped``).  Returns (row, start, end, thread,
-    order of ties, parent, depth, end_index) of the calls kept."""
+    """The calls sorted into per-thread pre-order and nested (`nesting.sort_and_nest`; again
+    `nest_sorted_intervals` after each round of drops); a call sticking out of its enclosing call
+    clipped (``x_overlap``) or, with ``overlap="drop"``, dropped (``x_overlap_dropped``).  Returns
+    (row, start, end, thread, order of ties, parent, depth, end_index) of the calls kept."""
     sampled = sc.sampled
-    order = preorder_sort(c_thread, c_start, c_end, c_ord, n_threads)
-    c_ord = c_ord[order] if sampled else None
-    c_row = c_row[order]  # one at a time, each old one freed (memory, issue 26)
-    c_start = c_start[order]
-    c_end = c_end[order]
-    c_thread = c_thread[order]
-    del order
-    c_ord = c_row if c_ord is None else c_ord
-    parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
+    # (each trace thread's calls sorted, gathered and nested apart: the threads shared by two cores)
+    order, c_thread, c_start, new_end, c_row, parent, depth, end_index, clipped = sort_and_nest(
+        c_thread, c_start, c_end, c_ord, c_row, n_threads)
+    c_ord = c_ord[order] if sampled else c_row
     if clipped.any():
         if overlap == "drop":
+            c_end = c_end[order]  # (unclipped)
             rep.add("x_overlap_dropped", int(clipped.sum()), int(c_row[np.flatnonzero(clipped)[0]]))
             for _ in range(64):
                 keep = ~clipped

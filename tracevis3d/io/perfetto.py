@@ -5,7 +5,7 @@ of the protobuf wire format (`tracevis3d.kernels.protoscan`): one row of int64 c
 TrackEvent, tables of track descriptors, clock snapshots, flows, extra counter values, byte
 spans of the strings, the debug annotations as JSON -- no Python object per event, and no
 protobuf library (Blender has none).  The rest is numpy and the kernels the Chrome reader uses
-(`chrome_tree.match_begin_end`, `tree.preorder_sort`, `tree.nest_sorted_intervals`).
+(`chrome_tree.match_begin_end`, `nesting.sort_and_nest`, `tree.nest_sorted_intervals`).
 
 Semantics are trace processor's (Perfetto's own importer; the scanner's docstring lists what
 it follows of a packet):
@@ -57,13 +57,14 @@ from ..kernels import perfetto_tracks as pt
 from ..kernels import perfetto_layout as pl
 from ..kernels.perfetto_args import splice_doubles
 from ..kernels.protoscan import scan_trace
-from ..kernels.tree import group_by_key, nest_sorted_intervals, preorder_sort
+from ..kernels.tree import group_by_key, nest_sorted_intervals
 from ..kinds import KIND_OTHER, MAX_OBJECTS_PER_CALL, classify_functions, objects_from_args, objects_from_names, \
     working_waits
 from ..model import Trace, TraceFormatError, TraceWarning
 from ..names import parse_function_name
 from .chrome_side import by_key_then_time
 from .limits import Limits, resolve_limits
+from .nesting import sort_and_nest
 from .perfetto_side import async_tables, counter_tables, flow_tables, instant_tables, json_in_proto
 from .perfetto_text import SCAN_REPAIRS, Repairs, SpanText, packet_at, scan_error
 from .perfetto_tracks import Tracks
@@ -284,10 +285,10 @@ def _nest_calls(ev, rep: Repairs, overlap: str, n_threads: int, c_row, c_start, 
     """The calls sorted into per-thread pre-order and nested; a slice sticking out of its enclosing
     one clipped (``overlap``) or, with ``overlap="drop"``, dropped (``overlap_dropped``).  Returns
     (row, start, end, thread, parent, depth, end_index) of the calls kept."""
-    order = preorder_sort(c_thread, c_start, c_end, np.arange(c_row.size, dtype=np.int64), n_threads)
-    c_row, c_start, c_end, c_thread = c_row[order], c_start[order], c_end[order], c_thread[order]
-    parent, depth, end_index, new_end, clipped = nest_sorted_intervals(c_thread, c_start, c_end)
+    order, c_thread, c_start, new_end, c_row, parent, depth, end_index, clipped = sort_and_nest(
+        c_thread, c_start, c_end, np.arange(c_row.size, dtype=np.int64), c_row, n_threads)
     if clipped.any() and overlap == "drop":
+        c_end = c_end[order]  # (unclipped)
         rep.add("overlap_dropped", int(clipped.sum()), _call_at(ev, c_row, clipped))
         for _ in range(64):
             keep = ~clipped

@@ -36,46 +36,64 @@ def nest_sorted_intervals(thread, start, end):
     A stack sweep: pop while the top ends at or before this start; what is left
     on top is the parent.  An interval that sticks out of its parent is clipped
     to the parent's end (the overlap repair; `clipped` flags those).  The sorted
-    order is then the depth-first pre-order.
+    order is then the depth-first pre-order.  Each thread's run of calls is swept on
+    its own (`nest_thread_calls`).
     Returns ``(parent, depth, end_index, new_end, clipped)``.
     """
     n = start.shape[0]
-    parent = np.full(n, -1, np.int32)
-    depth = np.zeros(n, np.int32)
+    parent = np.empty(n, np.int32)
+    depth = np.empty(n, np.int32)
     end_index = np.empty(n, np.int32)
-    new_end = end.copy()
-    clipped = np.zeros(n, np.bool_)
+    new_end = np.empty_like(end)
+    clipped = np.empty(n, np.bool_)
     stack = np.empty(max(n, 1), np.int64)
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        while hi < n and thread[hi] == thread[lo]:
+            hi += 1
+        nest_thread_calls(start, end, lo, hi, parent, depth, end_index, new_end, clipped, stack)
+        lo = hi
+    return parent, depth, end_index, new_end, clipped
+
+
+@njit(cache=True, nogil=True, inline="always")
+def nest_thread_calls(start, end, lo, hi, parent, depth, end_index, new_end, clipped, stack):
+    """`nest_sorted_intervals`' sweep over one thread's calls ``[lo, hi)`` (sorted by start asc,
+    end desc, tie order), every output written at ``[lo, hi)`` with indices into the whole
+    arrays: parent[i] = the call on top of the stack of open calls once those ending at or before
+    start[i] are popped (touching calls are siblings), -1 if none; depth[i] = the stack's height
+    then; end_index[i] = the index at which i is popped (``hi`` for those still open at the end);
+    new_end[i] = min(end[i], new_end[parent[i]]), clipped[i] where that cut it.  ``stack``:
+    room for ``hi - lo`` indices."""
     sp = 0
-    cur_thread = -1
-    for i in range(n):
-        if thread[i] != cur_thread:
-            while sp > 0:
-                sp -= 1
-                end_index[stack[sp]] = i
-            cur_thread = thread[i]
+    for i in range(lo, hi):
         s = start[i]
         while sp > 0:
             top = stack[sp - 1]
-            # a top ending at or before s is finished (touching calls are siblings)
             if new_end[top] <= s:
                 sp -= 1
                 end_index[top] = i
             else:
                 break
+        e = end[i]
+        cut = False
         if sp > 0:
             top = stack[sp - 1]
             parent[i] = top
-            depth[i] = sp
-            if new_end[i] > new_end[top]:
-                new_end[i] = new_end[top]
-                clipped[i] = True
+            if e > new_end[top]:
+                e = new_end[top]
+                cut = True
+        else:
+            parent[i] = -1
+        depth[i] = sp
+        new_end[i] = e
+        clipped[i] = cut
         stack[sp] = i
         sp += 1
     while sp > 0:
         sp -= 1
-        end_index[stack[sp]] = n
-    return parent, depth, end_index, new_end, clipped
+        end_index[stack[sp]] = hi
 
 
 @njit(cache=True, nogil=True)
@@ -274,33 +292,69 @@ def preorder_sort(thread, start, end, order_key, n_threads):
 
     With intervals that nest, this order is the depth-first pre-order (a parent
     starts no later and ends no earlier than its children; file order breaks
-    exact ties).  A counting sort by thread, then per thread: nothing more when the
-    thread's calls are in that order already (`_run_shape`), an O(n) rebuild when they
-    come in post-order (`_preorder_from_postorder`), else a merge sort by start and a
-    fix-up of the runs of equal start.  O(n log n) at worst, no 4-key lexsort.
+    exact ties).  A counting sort by thread, then each thread's calls put in order
+    (`preorder_thread_calls`).  O(n log n) at worst, no 4-key lexsort.
     """
     idx, counts = group_by_key(thread, n_threads)
     for t in range(n_threads):
+        preorder_thread_calls(idx, counts[t], counts[t + 1], start, end, order_key)
+    return idx
+
+
+@njit(cache=True, nogil=True, inline="always")
+def preorder_thread_calls(idx, lo, hi, start, end, order_key):
+    """One thread's calls ``idx[lo:hi]`` put in (start asc, end desc, order_key asc) order, in
+    place: nothing more when they are in that order already (`_run_shape`), an O(n) rebuild when
+    they come in post-order (`_preorder_from_postorder`), else a merge sort by start and a
+    fix-up of the runs of equal start (`_sort_run`)."""
+    if hi - lo < 2:
+        return
+    shape = _run_shape(idx, lo, hi, start, end, order_key)
+    if shape == 1 or (shape == 2 and _preorder_from_postorder(idx, lo, hi, start, end, order_key)):
+        return
+    seg = idx[lo:hi].copy()
+    o = np.argsort(start[seg], kind="mergesort")
+    idx[lo:hi] = seg[o]
+    a = lo
+    while a < hi:
+        b = a + 1
+        s = start[idx[a]]
+        while b < hi and start[idx[b]] == s:
+            b += 1
+        if b - a > 1:
+            _sort_run(idx, a, b, end, order_key)
+        a = b
+
+
+@njit(cache=True, nogil=True)
+def sort_and_nest_threads(idx, counts, threads, start, end, order_key, row,
+                          s_start, s_end, s_row, parent, depth, end_index, new_end, clipped):
+    """`preorder_sort` then `nest_sorted_intervals`, for the threads listed in ``threads`` only:
+    two callers given disjoint lists of threads may run side by side, each writing its own
+    threads' ranges.  ``idx``, ``counts``: the calls grouped by thread (`group_by_key`; thread
+    t's at ``idx[counts[t]:counts[t + 1]]``), each thread's put in pre-order in place
+    (`preorder_thread_calls`); ``s_start, s_end, s_row`` = ``start, end, row`` gathered in that
+    order; then the sweep of `nest_thread_calls` over each thread's range writes ``parent,
+    depth, end_index, new_end, clipped`` (indices in the sorted order; ``new_end`` may be
+    ``s_end`` itself, clipped in place: each call's end is read before it is written, and only
+    earlier calls' clipped ends after).  The same numbers as the two kernels over all threads,
+    bit for bit."""
+    most = 1
+    for q in range(threads.shape[0]):
+        t = threads[q]
+        most = max(most, counts[t + 1] - counts[t])
+    stack = np.empty(most, np.int64)
+    for q in range(threads.shape[0]):
+        t = threads[q]
         lo = counts[t]
         hi = counts[t + 1]
-        if hi - lo < 2:
-            continue
-        shape = _run_shape(idx, lo, hi, start, end, order_key)
-        if shape == 1 or (shape == 2 and _preorder_from_postorder(idx, lo, hi, start, end, order_key)):
-            continue
-        seg = idx[lo:hi].copy()
-        o = np.argsort(start[seg], kind="mergesort")
-        idx[lo:hi] = seg[o]
-        a = lo
-        while a < hi:
-            b = a + 1
-            s = start[idx[a]]
-            while b < hi and start[idx[b]] == s:
-                b += 1
-            if b - a > 1:
-                _sort_run(idx, a, b, end, order_key)
-            a = b
-    return idx
+        preorder_thread_calls(idx, lo, hi, start, end, order_key)
+        for k in range(lo, hi):
+            j = idx[k]
+            s_start[k] = start[j]
+            s_end[k] = end[j]
+            s_row[k] = row[j]
+        nest_thread_calls(s_start, s_end, lo, hi, parent, depth, end_index, new_end, clipped, stack)
 
 
 #: codes of `first_bad_call`
