@@ -403,6 +403,8 @@ def test_names_interned_part_by_part_equal_their_first_uses(seed):
             k = min(hi - r, rng.choice([1, 7, 64, 1000]))
             p.add(buf, ii[r: r + k], ss[r: r + k], k, r - lo, seed)
             r += k
+        named = [w for w, ph in zip(words[lo:hi], phases[lo:hi]) if w is not None and ph not in "stf"]
+        assert p.budget == chrome_rows.INTERN_BUDGET0 + 2 * (sum(map(len, named)) + len(named))  # (intern_work)
         parts.append(p)
     ids, first = chrome_rows.merged_part_names(buf, parts, seed)
     t_ids, t_first = _twin_names(words, phases)

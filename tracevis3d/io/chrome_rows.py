@@ -803,13 +803,9 @@ class PartNames:
         self.n += k
         if not self.ok:
             return
-        off = np.ascontiguousarray(ii[:k, jev.I_NAME_OFF])
-        ln = ss[:k, jev.S_NAME_LEN].astype(np.int64)
-        valid = (ln >= 0) & ~FLOW_PHASE[ss[:k, jev.S_PH] & 255]
-        np.maximum(ln, 0, out=ln)
-        self.budget += intern_work(ln, valid)
         ids = np.empty(k, np.int32)
-        ok, self.state = jr.intern_spans_block(buf, off, ln, valid, seed, False, self.budget, row0, ids, self.state)
+        ok, self.budget, self.state = jr.intern_row_names(buf, ii, ss, k, jev.I_NAME_OFF, jev.S_NAME_LEN, jev.S_PH,
+                                                          FLOW_PHASE, seed, self.budget, row0, ids, self.state)
         if not ok:
             self.ok, self.state, self.ids = False, None, []
             return

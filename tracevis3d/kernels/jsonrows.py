@@ -153,6 +153,31 @@ def intern_spans_block(buf, off, ln, valid, seed, full, budget, row0, ids, state
 
 
 @njit(cache=True, nogil=True)
+def intern_row_names(buf, ii, ss, k, off_col, len_col, ph_col, skip_phase, seed, budget, row0, ids, state):
+    """`intern_spans_block` (the cheap hash) of the names of the first ``k`` rows of the scanner's
+    ``ii, ss`` (global rows ``row0`` on), read from the rows in one pass: row r's span is
+    (``ii[r, off_col]``, ``ss[r, len_col]``), named where that length is >= 0 and its phase
+    ``ss[r, ph_col] & 255`` is not marked in ``skip_phase``.  The ``budget`` grows first by the
+    block's work, 2 × (bytes + count) of its named spans (`chrome_rows.intern_work`).  Returns
+    (ok, the budget grown, state); ``ids``: -1 where not named."""
+    off = np.empty(k, np.int64)
+    ln = np.empty(k, np.int64)
+    named = np.empty(k, np.bool_)
+    work = 0
+    for r in range(k):
+        m = np.int64(ss[r, len_col])
+        v = m >= 0 and not skip_phase[ss[r, ph_col] & 255]
+        off[r] = ii[r, off_col]
+        ln[r] = max(m, 0)
+        named[r] = v
+        if v:
+            work += m + 1
+    budget += 2 * work
+    ok, state = intern_spans_block(buf, off, ln, named, seed, False, budget, row0, ids, state)
+    return ok, budget, state
+
+
+@njit(cache=True, nogil=True)
 def intern_pairs_block(a, b, seed, row0, ids, state):
     """`jsonspans.intern_pairs` of one block of rows (global rows ``row0`` on), its table in
     ``state`` (`new_intern_state`; the per-id arrays hold each id's pair): ids of the block's
