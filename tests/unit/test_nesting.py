@@ -98,3 +98,14 @@ def test_threads_dealt_largest_first_to_the_lighter_worker():
     assert [d.tolist() for d in dealt] == [[0, 3, 4], [1, 2]]
     assert [d.tolist() for d in nesting.deal_threads(np.array([5]))] == [[0], []]
     assert [d.tolist() for d in nesting.deal_threads(np.zeros(0, np.int64))] == [[], []]
+
+
+def test_many_threads_dealt_evenly_without_a_loop_over_each():
+    rng = np.random.default_rng(3)
+    sizes = np.concatenate([[2_000_000], rng.integers(0, 50, 200_000)])  # the rest: ~4.9M calls
+    a, b = nesting.deal_threads(sizes)
+    assert np.array_equal(np.sort(np.concatenate([a, b])), np.arange(sizes.size))  # each thread once
+    assert abs(int(sizes[a].sum()) - int(sizes[b].sum())) <= 50
+    small = rng.integers(1, 1000, 5000)
+    a, b = nesting.deal_threads(small)
+    assert abs(int(small[a].sum()) - int(small[b].sum())) <= small.max()
