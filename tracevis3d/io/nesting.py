@@ -2,9 +2,9 @@
 cores (`sort_and_nest`).
 
 Sorting and nesting are independent from one thread of the trace to the next, so the threads
-are dealt to two workers by their calls (the largest first, each to the worker with fewer so far)
-and each worker runs `kernels.tree.sort_and_nest_threads` over its own threads' ranges; the
-kernel releases the GIL.  The numbers are those of `kernels.tree.preorder_sort`, the gathers and
+are dealt to two workers by their calls (`deal_threads`: the largest first, each to the worker
+with fewer so far) and each worker runs `kernels.tree.sort_and_nest_threads` over its own
+threads' ranges; the kernel releases the GIL.  The numbers are those of `kernels.tree.preorder_sort`, the gathers and
 `kernels.tree.nest_sorted_intervals` over all threads, bit for bit (tests/unit/test_nesting.py).
 """
 from __future__ import annotations
@@ -21,8 +21,6 @@ PARALLEL_NEST_CALLS = 1 << 16
 #: the smaller worker's least share of the calls for two threads (one thread of the trace
 #: holding nearly every call leaves nothing to share)
 PARALLEL_NEST_SHARE = 0.1
-
-
 #: the largest threads dealt one by one (`deal_threads`); the smaller rest split in one cut
 DEAL_ONE_BY_ONE = 256
 
@@ -62,9 +60,9 @@ def sort_and_nest(thread, start, end, order_key, row, n_threads: int, parallel: 
     Returns ``(order, thread, start, new_end, row, parent, depth, end_index, clipped)``: the
     permutation, the columns in its order, ``end`` in its order clipped to each enclosing call's
     (``end[order]`` is the unclipped), then `kernels.tree.nest_sorted_intervals`' other outputs
-    over them.  With
-    ``parallel`` and `PARALLEL_NEST_CALLS` calls or more, the threads are dealt to two workers
-    (`deal_threads`) unless the smaller would get under `PARALLEL_NEST_SHARE` of the calls."""
+    over them.  With ``parallel`` and `PARALLEL_NEST_CALLS` calls or more, the threads are dealt
+    to two workers (`deal_threads`) unless the smaller would get under `PARALLEL_NEST_SHARE` of the
+    calls."""
     n = start.shape[0]
     idx, counts = group_by_key(thread, n_threads)
     s_start = np.empty(n, start.dtype)
