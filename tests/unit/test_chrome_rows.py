@@ -417,6 +417,77 @@ def test_names_interned_part_by_part_equal_their_first_uses(seed):
     assert np.array_equal(one_ids, ids) and np.array_equal(one_first, first)
 
 
+class _RecordedGiveBack:
+    """What `chrome_rows.interned_spans` tells a give-back (`chrome._NameGiveBack`'s calls): the
+    rows after each block and the table's first spans then."""
+
+    def __init__(self):
+        self.after_rows, self.kept, self.restored = [], [], 0
+
+    def before(self, off, valid):
+        pass
+
+    def after(self, hi, state):
+        self.after_rows.append(hi)
+        m = int(state[5][0])
+        self.kept.append(sorted(zip(state[2][:m].tolist(), state[3][:m].tolist())))
+
+    def restore(self):
+        self.restored += 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_names_interned_in_two_halves_equal_one_pass(seed, monkeypatch):
+    """While the file is given back, `interned_spans` interns the second half of the rows on a
+    second thread into a table of its own and merges it (`_interned_in_halves`): the ids and first
+    rows of one pass; the give-back told of the first half's blocks, then of the end with every
+    distinct name's first span in the table (the pages it keeps)."""
+    rng = random.Random(seed)
+    pool = [f"g{j}".encode() for j in range(150)] + [b"x" * 20 + str(j).encode() + b"y" * 20 for j in range(20)]
+    n = 4000
+    words = [None if rng.random() < 0.05 else rng.choice(pool[: 60 if k < n // 2 else None]) for k in range(n)]
+    phases = [rng.choice("XXXXBEistf") for _ in range(n)]
+    buf, ii, ss = _name_rows(words, phases)
+
+    def block_of(lo, hi):
+        off = np.ascontiguousarray(ii[lo:hi, jev.I_NAME_OFF])
+        ln = np.maximum(ss[lo:hi, jev.S_NAME_LEN], 0).astype(np.int64)
+        valid = (ss[lo:hi, jev.S_NAME_LEN] >= 0) & ~np.isin(ss[lo:hi, jev.S_PH], [ord(c) for c in "stf"])
+        return off, ln, valid
+
+    one_ids, one_first = chrome_rows.interned_spans(buf, block_of, n, seed)
+    monkeypatch.setattr(chrome_rows, "PARALLEL_INTERN_ROWS", 0)
+    monkeypatch.setattr(chrome_rows, "INTERN_BLOCK", rng.choice([7, 100, 1000]))
+    monkeypatch.setattr(chrome_rows, "GIVE_BACK_BLOCK", rng.choice([5, 64, 3000]))
+    gb = _RecordedGiveBack()
+    ids, first = chrome_rows.interned_spans(buf, block_of, n, seed, gb)
+    assert np.array_equal(ids, one_ids) and np.array_equal(first, one_first)
+    t_ids, t_first = _twin_names(words, phases)
+    assert ids.tolist() == t_ids and first.tolist() == t_first
+    assert gb.after_rows[-1] == n and max(gb.after_rows[:-1]) == n // 2 and not gb.restored
+    spans = {(int(ii[r, jev.I_NAME_OFF]), int(ss[r, jev.S_NAME_LEN])) for r in first.tolist()}
+    assert set(gb.kept[-1]) == spans  # every distinct name's first occurrence, both halves'
+
+
+def test_names_interned_in_halves_fall_back_to_one_pass_where_the_cheap_hash_gives_up(monkeypatch):
+    """A second half of thousands of names in one probe chain of the cheap hash: its table gives up,
+    and the rows are interned in one pass (the keyed hash after the cheap one, the bytes read again
+    first: ``restore``), with the numbers of one pass."""
+    words = [b"a%d" % (j % 50) for j in range(3000)] + [b"h" * 16 + f"{j:06d}".encode() + b"t" * 16 for j in range(5000)]
+    phases = "X" * len(words)
+    buf, ii, ss = _name_rows(words, phases)
+
+    def block_of(lo, hi):
+        return (np.ascontiguousarray(ii[lo:hi, jev.I_NAME_OFF]), ss[lo:hi, jev.S_NAME_LEN].astype(np.int64),
+                np.ones(hi - lo, bool))
+
+    monkeypatch.setattr(chrome_rows, "PARALLEL_INTERN_ROWS", 0)
+    gb = _RecordedGiveBack()
+    ids, first = chrome_rows.interned_spans(buf, block_of, len(words), 1, gb)
+    t_ids, t_first = _twin_names(words, phases)
+    assert ids.tolist() == t_ids and first.tolist() == t_first and gb.restored == 1
+
+
 def test_names_interned_part_by_part_give_up_where_the_cheap_hash_works_too_hard():
     """Thousands of distinct names with the same length, head and tail all fall in one probe
     chain of the cheap hash: the part gives up (``ok`` False) and the merge answers None, so the

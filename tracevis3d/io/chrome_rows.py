@@ -228,7 +228,14 @@ def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
     the cheap hash first, the keyed one when it works too hard).  ``give_back``: told of each
     block before (``before(off, valid)``) and after it (``after(hi, state)``: the table so far) and
     asked for the whole buffer again before the keyed pass (``restore()``; `chrome._NameGiveBack`:
-    the file's bytes given back while they are interned).  Returns (ids, first row of each id)."""
+    the file's bytes given back while they are interned).  Returns (ids, first row of each id).
+    With ``give_back`` and `PARALLEL_INTERN_ROWS` rows or more, the rows' second half is interned
+    on a second thread meanwhile (`_interned_in_halves`)."""
+    if give_back is not None and n >= PARALLEL_INTERN_ROWS:
+        got = _interned_in_halves(buf, block_of, n, seed, give_back)
+        if got is not None:
+            release_free_memory(n)
+            return got
     for full in (False, True):
         ids = np.empty(n, np.int32)
         state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
@@ -253,6 +260,84 @@ def interned_spans(buf, block_of, n: int, seed: int, give_back=None) -> tuple:
             give_back.restore()
     release_free_memory(n)  # (the blocks' int64 copies: not kept by malloc while the next stage runs)
     return ids, state[4][: int(state[5][jr.CNT_IDS])].copy()
+
+
+#: rows from which the names interned while the file is given back take two threads (`interned_spans`)
+PARALLEL_INTERN_ROWS = 1 << 20
+
+
+def _intern_rows(buf, block_of, lo: int, hi: int, seed: int, ids, give_back=None):
+    """The cheap hash's table of rows [lo, hi) (`jsonrows.intern_spans_block`, a block at a
+    time, first rows counted from 0), their ids into ``ids[lo:hi]``; ``give_back`` told of each
+    block as `interned_spans` tells it.  Returns the table's state, or None where the hash worked
+    too hard."""
+    state = jr.new_intern_state(jsp.FIRST_TABLE_SLOTS)
+    budget = INTERN_BUDGET0
+    step = INTERN_BLOCK if give_back is None else GIVE_BACK_BLOCK
+    for a in range(lo, hi, step):
+        b = min(hi, a + step)
+        off, ln, valid = block_of(a, b)
+        if give_back is not None:
+            give_back.before(off, valid)
+        budget += intern_work(ln, valid)
+        ok, state = jr.intern_spans_block(buf, off, ln, valid, seed, False, budget, a, ids[a:b], state)
+        if not ok:
+            return None
+        del off, ln, valid
+        if give_back is not None:
+            give_back.after(b, state)
+    return state
+
+
+def _interned_in_halves(buf, block_of, n: int, seed: int, give_back):
+    """`interned_spans` of ``n`` rows while the file is given back (``give_back``), the rows'
+    second half interned on a second thread into a table of its own while this one interns the
+    first half and gives its bytes back; then the second table's distinct names are interned into
+    the first (numbered in the order the second half first uses them, as one pass over all the rows
+    numbers them), the second half's ids renumbered, and the rest of the file given back but the
+    new names' first occurrences.  The ids and first rows of one pass, bit for bit.  None when
+    either table's cheap hash worked too hard or the second thread failed: the caller interns the
+    rows in one pass (its first block finds bytes given back and has them read again)."""
+    import threading
+
+    half = n // 2
+    ids = np.empty(n, np.int32)
+    second: list = [None]
+
+    def work():
+        try:
+            second[0] = _intern_rows(buf, block_of, half, n, seed, ids)
+        except BaseException:  # (MemoryError, ...: the one-pass intern runs instead)
+            second[0] = None
+
+    worker = threading.Thread(target=work, name="tracevis3d-names", daemon=True)
+    worker.start()
+    try:
+        first = _intern_rows(buf, block_of, 0, half, seed, ids, give_back)
+    finally:
+        worker.join()
+    other = second[0]
+    if first is None or other is None:
+        return None
+    m = int(other[5][jr.CNT_IDS])
+    off, ln = other[2][:m].copy(), other[3][:m].copy()
+    every = np.ones(m, bool)
+    before = int(first[5][jr.CNT_IDS])
+    to_global = np.empty(m + 1, np.int32)
+    to_global[m] = -1  # (a row without a name: local id -1, the last entry)
+    ok, first = jr.intern_spans_block(buf, off, ln, every, seed, False,
+                                      INTERN_BUDGET0 + int(first[5][jr.CNT_WORK]) + intern_work(ln, every), 0,
+                                      to_global[:m], first)
+    if not ok:
+        return None
+    nid = int(first[5][jr.CNT_IDS])
+    first_rows = first[4][:nid].copy()
+    first_rows[before:] = other[4][:m][to_global[:m] >= before]  # (new ids: ascending, in local order)
+    for a in range(half, n, INTERN_BLOCK):  # the second half's ids renumbered, a block at a time
+        b = min(n, a + INTERN_BLOCK)
+        ids[a:b] = to_global[ids[a:b]]
+    give_back.after(n, first)  # (the rest given back but the new names' first occurrences)
+    return ids, first_rows
 
 
 def kept_values(values: np.ndarray, rows: np.ndarray) -> _Sparse:
