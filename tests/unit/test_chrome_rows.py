@@ -96,12 +96,15 @@ def _events(n, seed):
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 1000])
-def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk):
+@pytest.mark.parametrize("join_threads", [1, 2])
+def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk, join_threads):
+    """The parts' columns joined on one thread or on two (`chrome_rows._columns`)."""
     data = _events(3000, chunk)
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 1 << 62)
     seq = _quiet(data)
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
     monkeypatch.setattr(chrome_rows, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(chrome_rows, "PARALLEL_JOIN_ROWS", 0 if join_threads == 2 else 1 << 62)
     par = _quiet(data)
     for k in ARRAY_DTYPES:
         assert np.array_equal(getattr(seq, k), getattr(par, k)), k

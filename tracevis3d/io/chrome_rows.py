@@ -591,58 +591,89 @@ def _span_of(pieces: list) -> tuple:
 TRIM_BYTES = 16 << 20
 
 
+#: rows from which a scan's columns are joined on two threads (`_columns`)
+PARALLEL_JOIN_ROWS = 1 << 22
+
+
 def _columns(pieces_per_col: list, n: int, dtype, row_based=(), rel=None) -> EventColumns:
-    """Join each column's pieces into one column of ``n`` values (a `_Sparse` when every piece
-    is one with the same value; integers as a `_Coded` over the whole column), freeing the
-    pieces as it goes (given back every `TRIM_BYTES`: a column is not held twice).
-    ``row_based``, ``rel``: as `EventColumns`'."""
-    cols = []
+    """Join each column's pieces into one column of ``n`` values (`_joined_column`), freeing the
+    pieces as it goes (given back every `TRIM_BYTES`: a column is not held twice); from
+    `PARALLEL_JOIN_ROWS` rows on, two threads take the columns in turn (the copies write fresh
+    pages, and numpy's copies release the GIL).  ``row_based``, ``rel``: as `EventColumns`'."""
     is_int = np.dtype(dtype).kind in "iu"
-    for pieces in pieces_per_col:
-        if not pieces:
-            cols.append(_Sparse(0, dtype, 0))
-            continue
-        first = pieces[0]
-        if all(isinstance(p, _Sparse) and _same(p.value, first.value, dtype) for p in pieces):
-            at, vals, base = [], [], 0
-            for p in pieces:
-                at.append(p.at + base)
-                vals.append(p.vals)
-                base += p.n
-            cols.append(_Sparse(first.value, dtype, n, np.concatenate(at), np.concatenate(vals)))
-            pieces.clear()
-            continue
-        if is_int:
-            lo, hi = _span_of(pieces)
-            dt, base = _code_dtype(lo, hi, dtype)
-        else:
-            dt, base = np.dtype(dtype), 0
-        col = np.empty(n, dt)
-        at = 0
-        freed = 0
-        while pieces:
-            if freed >= TRIM_BYTES:
-                release_free_memory(n)
-                freed = 0
-            p = pieces.pop(0)
-            freed += p.nbytes
-            m = p.n if isinstance(p, (_Sparse, _Coded)) else p.shape[0]
-            if isinstance(p, _Sparse):
-                col[at: at + m] = p.value - base if is_int else p.value
-                col[at + p.at] = p.vals - base if is_int else p.vals
-            elif isinstance(p, _Coded):
-                if p.base == base and p.codes.dtype == dt:
-                    col[at: at + m] = p.codes
-                else:
-                    np.add(p.codes, p.base - base, out=col[at: at + m], dtype=np.int64, casting="unsafe")
-            else:
-                col[at: at + m] = p - base if is_int else p
-            at += m
-        assert at == n
-        cols.append(_Coded(col, base, lo, hi) if is_int else col)
-        if col.nbytes >= 16 << 20:  # the column's pieces, freed: not held while the next is joined
-            release_free_memory(n)
+    cols: list = [None] * len(pieces_per_col)
+    if n >= PARALLEL_JOIN_ROWS and len(pieces_per_col) > 1:
+        import threading
+
+        todo = iter(range(len(pieces_per_col)))  # (next() holds the GIL)
+        failed: list = []
+
+        def work():
+            for c in todo:
+                try:
+                    cols[c] = _joined_column(pieces_per_col[c], n, dtype, is_int)
+                except BaseException as e:  # raised below, in the caller's thread
+                    failed.append(e)
+                    return
+
+        second = threading.Thread(target=work, name="tracevis3d-join", daemon=True)
+        second.start()
+        try:
+            work()
+        finally:
+            second.join()
+        if failed:
+            raise failed[0]
+    else:
+        for c, pieces in enumerate(pieces_per_col):
+            cols[c] = _joined_column(pieces, n, dtype, is_int)
     return EventColumns(cols, n, dtype, row_based, rel)
+
+
+def _joined_column(pieces: list, n: int, dtype, is_int: bool):
+    """One column's ``pieces`` (emptied) as one column of ``n`` values: a `_Sparse` when every
+    piece is one with the same value; integers as a `_Coded` over the whole column."""
+    if not pieces:
+        return _Sparse(0, dtype, 0)
+    first = pieces[0]
+    if all(isinstance(p, _Sparse) and _same(p.value, first.value, dtype) for p in pieces):
+        at, vals, base = [], [], 0
+        for p in pieces:
+            at.append(p.at + base)
+            vals.append(p.vals)
+            base += p.n
+        pieces.clear()
+        return _Sparse(first.value, dtype, n, np.concatenate(at), np.concatenate(vals))
+    if is_int:
+        lo, hi = _span_of(pieces)
+        dt, base = _code_dtype(lo, hi, dtype)
+    else:
+        dt, base = np.dtype(dtype), 0
+    col = np.empty(n, dt)
+    at = 0
+    freed = 0
+    while pieces:
+        if freed >= TRIM_BYTES:
+            release_free_memory(n)
+            freed = 0
+        p = pieces.pop(0)
+        freed += p.nbytes
+        m = p.n if isinstance(p, (_Sparse, _Coded)) else p.shape[0]
+        if isinstance(p, _Sparse):
+            col[at: at + m] = p.value - base if is_int else p.value
+            col[at + p.at] = p.vals - base if is_int else p.vals
+        elif isinstance(p, _Coded):
+            if p.base == base and p.codes.dtype == dt:
+                col[at: at + m] = p.codes
+            else:
+                np.add(p.codes, p.base - base, out=col[at: at + m], dtype=np.int64, casting="unsafe")
+        else:
+            col[at: at + m] = p - base if is_int else p
+        at += m
+    assert at == n
+    if col.nbytes >= 16 << 20:  # the column's pieces, freed: not held while the next is joined
+        release_free_memory(n)
+    return _Coded(col, base, lo, hi) if is_int else col
 
 
 class FastOut:
