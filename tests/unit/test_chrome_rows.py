@@ -9,6 +9,7 @@ import pytest
 
 import tracevis3d
 from tracevis3d.io import chrome, chrome_rows
+from tracevis3d.kernels import hugeblock
 from tracevis3d.kernels import jsonevent as jev
 from tracevis3d.kernels import jsonspans as jsp
 from tracevis3d.model import ARRAY_DTYPES
@@ -97,14 +98,18 @@ def _events(n, seed):
 
 @pytest.mark.parametrize("chunk", [1, 3, 1000])
 @pytest.mark.parametrize("join_threads", [1, 2])
-def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk, join_threads):
-    """The parts' columns joined on one thread or on two (`chrome_rows._columns`)."""
+@pytest.mark.parametrize("large", [False, True])
+def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk, join_threads, large):
+    """The parts' columns joined on one thread or on two (`chrome_rows._columns`); ``large``: as a
+    scan of `TRIM_FROM_ROWS` rows is (the freed pieces given back as they go, the columns made
+    without numpy's huge-page advice)."""
     data = _events(3000, chunk)
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 1 << 62)
     seq = _quiet(data)
     monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
     monkeypatch.setattr(chrome_rows, "CHUNK_ROWS", chunk)
     monkeypatch.setattr(chrome_rows, "PARALLEL_JOIN_ROWS", 0 if join_threads == 2 else 1 << 62)
+    monkeypatch.setattr(chrome_rows, "TRIM_FROM_ROWS", 0 if large else 1 << 62)
     par = _quiet(data)
     for k in ARRAY_DTYPES:
         assert np.array_equal(getattr(seq, k), getattr(par, k)), k
@@ -113,6 +118,33 @@ def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk, join_thread
     # too many events: the same clear error whichever way the file is scanned
     with pytest.raises(tracevis3d.TraceFormatError, match="more than 100 events"):
         _quiet(data, max_events=100)
+
+
+@pytest.mark.parametrize("join_threads", [1, 2])
+def test_large_join_makes_its_columns_without_huge_page_advice(monkeypatch, join_threads):
+    """From `TRIM_FROM_ROWS` rows on, every column is joined with numpy's huge-page advice off
+    (`hugeblock.huge_pages`), on both threads, and numpy's own setting is back after; below it
+    the advice is left as it is."""
+    if hugeblock._NUMPY_ADVICE is None:
+        pytest.skip("this numpy has no switch for its huge-page advice")
+    data = _events(3000, 7)
+    joined = []
+    join_one = chrome_rows._joined_column
+
+    def spy(*args):
+        joined.append(hugeblock._OPEN[-1][1] if hugeblock._OPEN else None)
+        return join_one(*args)
+
+    monkeypatch.setattr(chrome_rows, "_joined_column", spy)
+    monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
+    monkeypatch.setattr(chrome_rows, "CHUNK_ROWS", 50)
+    monkeypatch.setattr(chrome_rows, "PARALLEL_JOIN_ROWS", 0 if join_threads == 2 else 1 << 62)
+    for trim_from, advice in ((1 << 62, None), (0, False)):
+        monkeypatch.setattr(chrome_rows, "TRIM_FROM_ROWS", trim_from)
+        joined.clear()
+        _quiet(data)
+        assert joined and set(joined) == {advice}
+        assert not hugeblock._OPEN
 
 
 def test_chunked_scan_keeps_slow_number_spans(monkeypatch):
