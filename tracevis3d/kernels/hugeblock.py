@@ -67,10 +67,13 @@ def carve(specs, zero=False):
 @contextlib.contextmanager
 def huge_pages(advise: bool):
     """numpy's huge-page advice for the large arrays it allocates in the block: on (numpy's
-    default on Linux) or off, restored after.  With the kernel's "madvise" defragmentation
-    (this machine's), the first touch of an advised page may compact memory to find 2 MiB: the
-    comparison's 140 MB of pair records took 0.12-0.21 s to fill in huge pages against 0.06 s
-    in 4 KiB pages (4 alternated fresh processes each).  So `compare_traces` turns the
+    default on Linux) or off, restored after.  On the benches' virtual machines (Firecracker
+    guests with free page reporting: the guest hands freed blocks of 8 MiB back to the host) a
+    fresh huge page is often cut from such a block, which the host backs again on its first
+    touch; it is not compaction (``compact_stall`` in /proc/vmstat stayed 0; an earlier note here
+    guessed so): the comparison's 140 MB of pair records took 0.12-0.21 s to fill in huge pages
+    against 0.06 s in 4 KiB pages (4 alternated fresh processes each).  The JSON reader's join of
+    a large scan's columns (`io.chrome_rows._columns`) turns it off for the same reason.  So `compare_traces` turns the
     advice off for the arrays it writes once and reads in order, and on again for its join,
     whose plan, postings and membership rows are read at random (fewer TLB misses: with the
     advice off there too the walk takes ~4 % longer), as `carve` does for any
