@@ -550,3 +550,31 @@ def test_kind_rules_given_as_an_iterator_serve_every_stage():
     as_iter = _quiet(orjson.dumps(ev), kind_rules=iter(rules))
     assert as_list.function_names == as_iter.function_names == ["threading.Lock.acquire", "(unnamed)"]
     assert as_iter.kind.tolist() == as_list.kind.tolist() and as_list.kind[1] == KIND_IO
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_functions_of_calls_equal_their_numpy_form(seed):
+    """`jsonspans.functions_of_calls` against the numpy form `chrome._function_table` had: each
+    call's name gathered, an unnamed one taken as the name appended after the others, renumbered
+    by first use, and each function's first call where the running maximum of the ids grows."""
+    rng = np.random.default_rng(seed)
+    n_names = int(rng.integers(1, 50))
+    n_rows = int(rng.integers(0, 400))
+    name_id = rng.integers(-1 if seed % 2 else 0, n_names, n_rows).astype(np.int32)
+    rows = rng.integers(0, max(n_rows, 1), int(rng.integers(0, 600)) if n_rows else 0).astype(np.int64)
+    func, fn_names, first, unnamed = jsp.functions_of_calls(name_id, rows, n_names)
+    c_name = name_id[rows]
+    want_unnamed = bool((c_name < 0).any())
+    c_name = np.where(c_name < 0, n_names, c_name)
+    ids, inverse = np.unique(c_name, return_inverse=True)
+    first_at = np.array([np.flatnonzero(c_name == v)[0] for v in ids], np.int64)
+    by_first = np.argsort(first_at, kind="stable")
+    rank = np.empty(ids.size, np.int64)
+    rank[by_first] = np.arange(ids.size)
+    assert unnamed == want_unnamed
+    assert func.dtype == np.int32 and np.array_equal(func, rank[inverse])
+    assert fn_names.dtype == np.int64 and np.array_equal(fn_names, ids[by_first])
+    assert first.dtype == np.int64 and np.array_equal(first, first_at[by_first])
+    if func.size:  # the first calls are where the running maximum grows, as before
+        grows = np.concatenate([[True], np.maximum.accumulate(func)[1:] > np.maximum.accumulate(func)[:-1]])
+        assert np.array_equal(first, np.flatnonzero(grows))

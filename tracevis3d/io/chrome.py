@@ -1271,24 +1271,13 @@ def _function_table(sc: _Scan, c_row, sample_call, names: list, name_id, text: _
     parsed name: file and line from the name, or from Hermes' locations).  ``parsing``: the
     names parsed (`_parse_names`, on a thread of its own for many names)."""
     buf, ii, ss = sc.buf, sc.ii, sc.ss
-    c_name = name_id[c_row]
-    unnamed = c_name < 0
-    if unnamed.any():
+    # each call's function and each function's first call, in one pass over the calls' names
+    # (at 10^7 calls a gathered name per call, its unnamed substitution and a running maximum
+    # to find the first calls were 0.03-0.05 s of numpy passes)
+    func, fn_name_ids, first_pos, unnamed = jsp.functions_of_calls(name_id, c_row, len(names))
+    if unnamed:
         names = names + ["(unnamed)"]
-        c_name = np.where(unnamed, len(names) - 1, c_name)
-    c_name = c_name.astype(np.int32, copy=False)
-    func, fn_name_ids = jsp.renumber_by_first_use(c_name, len(names))
-    del c_name, unnamed
     function_names = [names[k] for k in fn_name_ids]
-    # the first call of each function: ids come in order of first use, so where their running
-    # maximum grows
-    grows = np.ones(func.shape[0], bool)
-    if func.size:
-        top = np.maximum.accumulate(func)
-        np.greater(top[1:], top[:-1], out=grows[1:])
-        del top
-    first_pos = np.flatnonzero(grows)
-    del grows
     fn_first_row = c_row[first_pos]
     cat_len = ss[fn_first_row, jev.S_CAT_LEN]
     if sc.sampled:

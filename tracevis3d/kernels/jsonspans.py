@@ -237,6 +237,35 @@ def renumber_by_first_use(ids, n_ids):
 
 
 @njit(cache=True, nogil=True)
+def functions_of_calls(name_id, rows, n_names):
+    """The functions of calls numbered by first use: call i's name is ``name_id[rows[i]]``, an
+    unnamed call's (-1) taken as name ``n_names`` (the "(unnamed)" its caller then appends), and
+    func[i] = the rank of that name among the distinct names in order of first appearance over
+    i = 0, 1, ... (`renumber_by_first_use` of the gathered names, without the gathered array of
+    every call's name, its unnamed substitution, or the three passes that found each function's
+    first call from the running maximum of ``func``).  Returns (func int32 per call, the name of
+    each function int64, the first call of each function int64, whether any call is unnamed)."""
+    remap = np.full(n_names + 1, -1, np.int32)
+    old = np.empty(n_names + 1, np.int64)
+    first = np.empty(n_names + 1, np.int64)
+    out = np.empty(rows.shape[0], np.int32)
+    k = 0
+    unnamed = False
+    for i in range(rows.shape[0]):
+        v = name_id[rows[i]]
+        if v < 0:
+            v = n_names
+            unnamed = True
+        if remap[v] < 0:
+            remap[v] = k
+            old[k] = v
+            first[k] = i
+            k += 1
+        out[i] = remap[v]
+    return out, old[:k].copy(), first[:k].copy(), unnamed
+
+
+@njit(cache=True, nogil=True)
 def gather_fixed(buf, off, ln, width):
     """Byte spans copied into a zero-padded (n, width) matrix (a fixed-width
     bytes array for numpy's bulk string→float conversion)."""
