@@ -578,3 +578,27 @@ def test_functions_of_calls_equal_their_numpy_form(seed):
     if func.size:  # the first calls are where the running maximum grows, as before
         grows = np.concatenate([[True], np.maximum.accumulate(func)[1:] > np.maximum.accumulate(func)[:-1]])
         assert np.array_equal(first, np.flatnonzero(grows))
+
+
+def test_x_calls_of_one_run_of_rows_equal_those_gathered():
+    """X events that are one run of rows (`chrome._as_block`: their flags and durations read as
+    views, a missing dur taken from tdur and a negative one zeroed in place) load as the same
+    X events interleaved with instants do (their rows gathered)."""
+    ev = [{"ph": "X", "name": f"f{k % 7}", "pid": 1, "tid": 1 + k % 2, "ts": 10.0 * k, "dur": 4.0}
+          for k in range(60)]
+    ev[3]["dur"] = -2.0  # negative: 0
+    del ev[5]["dur"]
+    ev[5]["tdur"] = 3.0  # no dur: tdur's
+    del ev[8]["dur"]  # neither: 0
+    ev[11]["dur"] = 1e300  # ends past the limit: dropped
+    run = [{"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "main"}}] + ev
+    mixed = run[:1] + [e for k, x in enumerate(ev)
+                       for e in ([x, {"ph": "i", "name": "tick", "pid": 1, "tid": 1, "ts": 10.0 * k + 1, "s": "t"}]
+                                 if k % 9 == 4 else [x])]
+    a, b = _quiet(orjson.dumps(run)), _quiet(orjson.dumps(mixed))
+    assert len(a) == 59 and b.instant_ts.size == 7
+    for k in ("func", "start", "end", "depth", "parent", "thread"):
+        assert np.array_equal(getattr(a, k), getattr(b, k)), k
+    assert a.function_names == b.function_names
+    for code in ("negative_dur", "no_dur", "bad_dur"):
+        assert a.meta["repairs"][code]["count"] == b.meta["repairs"][code]["count"] >= 1, code

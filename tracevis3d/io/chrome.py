@@ -346,7 +346,8 @@ def load_chrome(data, source: str = "<bytes>", *, keep_args: bool = True,
     side_job.then(counter_samples, (sc.buf, sc.vii, sc.vss, v_ts, v_c_rows, v_name_id, lim.max_abs_time, side_rec,
                                     sc.seed, lim.max_args_nesting, SIDE, sc.fast, fast_name_id))
     del v_ph, v_is_flow, ph
-    x_rows, x_len, x_ts = _x_calls(rep, rows.x, sc.ss[rows.x, jev.S_FLAGS], dur[rows.x], tdur, ts, lim.max_abs_time)
+    x_at = _as_block(rows.x)  # (a VizTracer trace's X events are one run of rows: read as views, not gathered)
+    x_rows, x_len, x_ts = _x_calls(rep, rows.x, sc.ss[x_at, jev.S_FLAGS], dur[x_at], tdur, ts, lim.max_abs_time)
     del dur, tdur, ff
     last_ts = _thread_last_ts(sc, keys, ts, rows.finite_ts, x_rows, x_ts, x_len, v_ts, v_finite)
     rows.finite_ts = None
@@ -987,6 +988,15 @@ def _rows_by_kind(sc: _Scan, rep: _Repairs, ph, ts, v_is_flow, v_finite) -> _Row
         rep.add("no_ts", n_bad + v_bad_ts.size,
                 sc.earliest(first_bad if n_bad else None, v_bad_ts[0] if v_bad_ts.size else None))
     return _Rows(inst=inst, meta=meta, prof=prof, side_all=side_all, side=side, be=be, x=x, finite_ts=finite_ts)
+
+
+def _as_block(rows):
+    """``rows`` (ascending, distinct: `_rows_by_kind`'s) as a slice where they are one run of
+    consecutive rows, else themselves: the same rows, read from a column as a view (or, from a
+    `chrome_rows._Sparse` one, its exceptions found by bisection) instead of gathered."""
+    if rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size:
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
 
 
 def _x_calls(rep: _Repairs, xr, x_flags, xdur, tdur, ts, max_t: float):
