@@ -1062,11 +1062,16 @@ def _assemble_calls(sc: _Scan, rep: _Repairs, keys: _ThreadKeys, ts, x_calls, be
     x_rows, x_ts, x_len = x_calls
     be_call_rows, b_start, b_end = be_calls
     key_id, n_event_rows, n_samples, n_rows = keys.key_id, sc.n_event_rows, sc.n_samples, sc.ii.shape[0]
-    c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64, copy=False)
-    c_start = np.concatenate([x_ts, b_start])
-    c_end = c_start.copy()  # X: start + duration, in place (no temporaries of 10^7 floats)
-    c_end[:x_rows.size] += x_len
-    c_end[x_rows.size:] = b_end
+    if be_call_rows.size:
+        c_row = np.concatenate([x_rows, be_call_rows]).astype(np.int64, copy=False)
+        c_start = np.concatenate([x_ts, b_start])
+        c_end = c_start.copy()  # X: start + duration, in place (no temporaries of 10^7 floats)
+        c_end[:x_rows.size] += x_len
+        c_end[x_rows.size:] = b_end
+    else:  # X calls alone (a VizTracer trace): their arrays themselves, no copies (the caller lets them go)
+        c_row = x_rows.astype(np.int64, copy=False)
+        c_start = x_ts
+        c_end = x_ts + x_len
     c_key = key_id[c_row]
     c_ord = c_row  # ties in the pre-order sort: file order
     if not sc.sampled:
