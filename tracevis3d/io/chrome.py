@@ -1352,6 +1352,9 @@ def _call_objects(sc: _Scan, c_row, func, kind, has_args, function_names: list, 
     obj_index: dict[str, int] = {}
     name_objs = [[text.clean(o) for o in objs] if objs else objs for objs in objects_from_names(function_names)]
     sync_calls = np.flatnonzero(kind > 0)
+    if sync_calls.size:  # a call whose name holds no object and that has no args has none: not visited
+        named = np.fromiter((bool(objs) for objs in name_objs), bool, len(name_objs))
+        sync_calls = sync_calls[has_args[sync_calls] | named[func[sync_calls]]]
     max_chars = text.max_chars
     per_call: dict[int, list[str]] = {}
     if sync_calls.size:
