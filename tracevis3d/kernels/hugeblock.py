@@ -72,15 +72,15 @@ def huge_pages(advise: bool):
     fresh huge page is often cut from such a block, which the host backs again on its first
     touch; it is not compaction (``compact_stall`` in /proc/vmstat stayed 0; an earlier note here
     guessed so): the comparison's 140 MB of pair records took 0.12-0.21 s to fill in huge pages
-    against 0.06 s in 4 KiB pages (4 alternated fresh processes each).  The JSON reader's join of
-    a large scan's columns (`io.chrome_rows._columns`) turns it off for the same reason.  So `compare_traces` turns the
-    advice off for the arrays it writes once and reads in order, and on again for its join,
-    whose plan, postings and membership rows are read at random (fewer TLB misses: with the
-    advice off there too the walk takes ~4 % longer), as `carve` does for any
-    kernel's scratch.  The advice is process-wide: another thread's allocations meanwhile get
-    the same (their contents are the same either way); blocks open on several threads at once
-    end in any order, the advice of the newest still open one in force, numpy's own setting
-    back when the last ends."""
+    against 0.06 s in 4 KiB pages (4 alternated fresh processes each).  So `compare_traces`
+    turns the advice off for the arrays it writes once and reads in order, and on again for its
+    join, whose plan, postings and membership rows are read at random (fewer TLB misses: with
+    the advice off there too the walk takes ~4 % longer), as `carve` does for any kernel's
+    scratch; the JSON reader's join of a large scan's columns (`io.chrome_rows._columns`) turns
+    it off for the same reason as the comparison's records.  The advice is process-wide: another
+    thread's allocations meanwhile get the same (their contents are the same either way); blocks
+    open on several threads at once end in any order, the advice of the newest still open one in
+    force, numpy's own setting back when the last ends."""
     if _NUMPY_ADVICE is None:
         yield
         return
