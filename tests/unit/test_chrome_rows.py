@@ -120,6 +120,55 @@ def test_chunked_parallel_scan_equals_sequential(monkeypatch, chunk, join_thread
         _quiet(data, max_events=100)
 
 
+def _load_or_error(data):
+    try:
+        t = _quiet(data)
+    except tracevis3d.TraceFormatError as e:
+        return str(e)
+    return t
+
+
+def test_parallel_scan_of_the_keys_after_the_events_equals_sequential(monkeypatch):
+    """The object form's keys after the events (`jsonscan.scan_object_tail`), scanned by the
+    parallel scan's last part's thread: the same trace, or the same error, as the sequential scan,
+    for tails of every kind: VizTracer's ``viztracer_metadata`` and a ``file_info`` of escaped
+    source (strings whose escapes fall at every offset of a 32-byte block), ``displayTimeUnit``
+    after the events, a bad tail (syntax, a second ``traceEvents``, too deep), a file cut inside
+    it, and the tail's scan failing (the sequential scan then)."""
+    events = orjson.loads(_events(400, 5))["traceEvents"]
+    source = "".join(f'x = "{"q" * k}\\"\n' + "\t" * (k % 3) for k in range(70))
+    body = orjson.dumps(events)
+    tails = [
+        orjson.dumps({"viztracer_metadata": {"version": "1.1.1"}, "file_info": {
+            "files": {f"/m{k}.py": [source * (k + 1), 70] for k in range(6)}, "functions": {"f": ["/m0.py", 3]}}}),
+        orjson.dumps({"displayTimeUnit": "ms", "otherData": {"a": [1, 2, {"b": None}]}}),
+        b'{"a": [1, 2}', b'{"traceEvents": []}', b'{"a": ' + b"[" * 200 + b"]" * 200 + b"}", b'{"a": 1, "b": "\\"',
+        b'{"a" 1}', b'{"a": 1,, "b": 2}',
+    ]
+    cases = []
+    for tail in tails:
+        whole = b'{"traceEvents": ' + body + b", " + tail[1:]
+        cases += [whole, whole[: len(whole) - 7], whole + b" x"]
+    for data in cases:
+        monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 1 << 62)
+        want = _load_or_error(data)
+        monkeypatch.setattr(chrome, "PARALLEL_SCAN_BYTES", 0)
+        monkeypatch.setattr(chrome_rows, "CHUNK_ROWS", 64)
+        got = _load_or_error(data)
+        if isinstance(want, str):
+            assert got == want, data[-80:]
+            continue
+        for k in ARRAY_DTYPES:
+            assert np.array_equal(getattr(want, k), getattr(got, k)), (k, data[-80:])
+        assert want.meta == got.meta, data[-80:]
+    # the tail's scan raising on the part's thread: no parallel scan (the sequential one then)
+    def failing(*a):
+        raise MemoryError
+
+    monkeypatch.setattr(chrome.js, "scan_object_tail", failing)
+    assert chrome._scan_parallel(np.frombuffer(cases[0], np.uint8), 10 ** 6, 64) is None
+
+
 @pytest.mark.parametrize("join_threads", [1, 2])
 def test_large_join_makes_its_columns_without_huge_page_advice(monkeypatch, join_threads):
     """From `TRIM_FROM_ROWS` rows on, every column is joined with numpy's huge-page advice off
