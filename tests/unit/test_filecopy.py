@@ -84,6 +84,31 @@ def test_a_file_whose_later_steps_read_it_keeps_its_copy(tmp_path, monkeypatch):
     assert released == []
 
 
+def test_a_file_with_an_event_read_later_keeps_its_copy(tmp_path, monkeypatch):
+    """An async event (its id and args are read after the release point) anywhere among the rows
+    keeps the copy (`chrome._has_phase` found its phase); without one the copy goes."""
+    for at in (0, 250, 501):
+        ev = _events(500)
+        ev.insert(at, {"ph": "b", "name": "io", "cat": "c", "id": 7, "pid": 1, "tid": 1, "ts": 3})
+        path = tmp_path / f"async{at}.json"
+        _write(path, ev)
+        assert _load(path, True, monkeypatch)[2] == []
+
+
+def test_has_phase_against_the_lookup_of_every_row():
+    """The twin: a table of phases looked up at every row, then any."""
+    rng = np.random.default_rng(5)
+    table = np.zeros(256, bool)
+    table[np.frombuffer(b"PbenSTFp", np.uint8)] = True
+    phases = [bytes([c]) for c in np.flatnonzero(table).tolist()]
+    for n in (0, 1, 7, 1000):
+        for _ in range(50):
+            ph = rng.choice(np.frombuffer(b"XBEiMCsf" + (b"bP" if rng.random() < 0.3 else b""), np.uint8), n)
+            for col in (ph, ph[::2], ph[: n // 2]):
+                assert chrome._has_phase(col, phases) == bool(table[col].any())
+    assert chrome._KEEP_BYTES_PHASES == [bytes([c]) for c in np.flatnonzero(chrome._KEEP_BYTES_PHASE).tolist()]
+
+
 def test_late_lines_and_columns_are_those_of_the_bytes(tmp_path, monkeypatch):
     rng = random.Random(3)
     data = "".join(rng.choice(["a", "é", "\n", "{}", "\n\n", "xyz"]) for _ in range(5000)).encode()
