@@ -5,9 +5,11 @@ its fast reading of VizTracer's ``qualname (file:line)`` (script locations, ``->
 digits of other scripts, mangled starts, a line past int32)."""
 import gzip
 import json
+import random
 from pathlib import Path
 
-from tracevis3d.names import parse_function_name, parse_function_names
+from tracevis3d.names import _VIZ, _dotted_qual_parts, _qual_parts, _viz_located, parse_function_name, \
+    parse_function_names
 
 from hostile_names import HOSTILE_NAMES  # noqa: E402
 from test_names_languages import TABLE  # noqa: E402
@@ -25,6 +27,9 @@ EDGES = [
     "a (b (x.py:1)", "f (x.py:1) ", "f (x.py:1))", "f (x.py:1", "f ((x.py:1)", "f (C:12:3)", "f (C:\\a\\b.py:7)",
     "pthread_create@@GLIBC_2.34 (x.py:1)", "f@1 (x.py:1)", "::f (x.py:1)", "a::b (x.cc:1)", "f (x.pyx:1)",
     "f (x.ts:1)", "f (webpack:///x.py:1)", "f (x.py:0)", "f (x.py:007)", "f" * 20000 + " (x.py:1)", "", ")",
+    "f (x.py:1)(", "f ( x.py:1)", "f (x.py:1 )", "f\t(x.py:1)", " f (x.py:1)", "f. (x.py:1)", ".f (x.py:1)",
+    "a..b (x.py:1)", "a.<locals>.b (x.py:1)", "a::b.c (x.py:1)", "<lambda> (x.py:1)", "<a.b> (x.py:1)",
+    "a.b  (x.py:1)", "\u00a0a (x.py:1)", "a\u00a0 (x.py:1)", "a\n.b (x.py:1)",
 ]
 
 
@@ -52,3 +57,17 @@ def test_bulk_reading_equals_each_name_read_alone():
     # the fast reading is taken: a VizTracer name's module and line come from its location
     p = parse_function_names(["C.m (/a/b/pkg/mod.py:12)"])[0]
     assert (p.line, p.qualname, p.lang) == (12, "C.m", "python")
+
+
+def test_viz_location_read_as_the_pattern_reads_it():
+    """The twin of `_viz_located`: ``_VIZ.match``, on strings of the pieces its edges are made of;
+    and `_dotted_qual_parts` against `_qual_parts`."""
+    rng = random.Random(3)
+    pieces = ["a", "b.", " ", " (", "(", ")", ":", "1", "٢", "²", "\n", ".", "x.py", "<", ">", "::", "\u00a0",
+              "<locals>", "\t"]
+    for _ in range(30000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) + rng.choice([")", ":7)", " (f:1)"])
+        m = _VIZ.match(s)
+        assert _viz_located(s) == (None if m is None else (m.group("func"), m.group("file"), m.group("line"))), s
+        q = s[: rng.randint(0, len(s))]
+        assert _dotted_qual_parts(q) == _qual_parts(q), q
