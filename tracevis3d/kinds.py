@@ -130,7 +130,7 @@ def working_waits(kind: np.ndarray, start: np.ndarray, end: np.ndarray, end_inde
     kind = np.asarray(kind)
     if not np.any(kind == KIND_WAIT):  # no wait (or no call): the walk's self times not needed (10^7: 0.1 s)
         return np.zeros(kind.shape[0], bool)
-    return working_waits_mask(np.asarray(kind), np.asarray(start, np.float64), np.asarray(end, np.float64),
+    return working_waits_mask(kind, np.asarray(start, np.float64), np.asarray(end, np.float64),
                               np.asarray(end_index), KIND_WAIT, KIND_IO, WORKING_SHARE)
 
 
