@@ -8,8 +8,7 @@ import json
 import random
 from pathlib import Path
 
-from tracevis3d.names import _VIZ, _dotted_qual_parts, _qual_parts, _viz_located, parse_function_name, \
-    parse_function_names
+from tracevis3d.names import _VIZ, _dotted, _qual_parts, _viz_located, parse_function_name, parse_function_names
 
 from hostile_names import HOSTILE_NAMES  # noqa: E402
 from test_names_languages import TABLE  # noqa: E402
@@ -59,9 +58,19 @@ def test_bulk_reading_equals_each_name_read_alone():
     assert (p.line, p.qualname, p.lang) == (12, "C.m", "python")
 
 
+def _qual_parts_by_rules(qualname: str) -> tuple:
+    """The twin of `_qual_parts`: its rules, without the split at once of a plain dotted name."""
+    q = qualname.strip()
+    if not q:
+        return ()
+    if q.startswith("<") and q.endswith(">") and "." not in q:
+        return (q,)
+    return tuple(x for x in _dotted(q) if x and x != "<locals>") or (q,)
+
+
 def test_viz_location_read_as_the_pattern_reads_it():
     """The twin of `_viz_located`: ``_VIZ.match``, on strings of the pieces its edges are made of;
-    and `_dotted_qual_parts` against `_qual_parts`."""
+    and `_qual_parts` against its general rules alone (`_qual_parts_by_rules`)."""
     rng = random.Random(3)
     pieces = ["a", "b.", " ", " (", "(", ")", ":", "1", "٢", "²", "\n", ".", "x.py", "<", ">", "::", "\u00a0",
               "<locals>", "\t"]
@@ -70,4 +79,4 @@ def test_viz_location_read_as_the_pattern_reads_it():
         m = _VIZ.match(s)
         assert _viz_located(s) == (None if m is None else (m.group("func"), m.group("file"), m.group("line"))), s
         q = s[: rng.randint(0, len(s))]
-        assert _dotted_qual_parts(q) == _qual_parts(q), q
+        assert _qual_parts(q) == _qual_parts_by_rules(q), q
