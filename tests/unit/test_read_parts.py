@@ -136,3 +136,76 @@ print("SAME", all(getattr(first, c).tobytes() == getattr(second, c).tobytes() fo
     assert r.returncode == 0, r.stderr[-2000:]
     out = dict(line.split(" ", 1) for line in r.stdout.splitlines() if " " in line)
     assert out["READ_THREADS"] == "0 1" and out["SAME"] == "True"
+
+
+# --- the huge-page advice checked as the file is read (`io._PageCheck`)
+
+def _advice_of(view) -> list:
+    """The ``VmFlags`` huge-page advice ('hg', 'nh' or '') of each mapping of /proc/self/smaps
+    that overlaps ``view``'s memory, in address order."""
+    a = np.frombuffer(view, np.uint8)
+    lo, hi = a.ctypes.data, a.ctypes.data + a.nbytes
+    del a
+    out, cur = [], None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(None, 1)[0]
+            if "-" in head and not head.endswith(":"):
+                s, e = (int(x, 16) for x in head.split("-"))
+                cur = s < hi and e > lo
+            elif head == "VmFlags:" and cur:
+                flags = line.split()[1:]
+                out.append("nh" if "nh" in flags else "hg" if "hg" in flags else "")
+    return out
+
+
+def _read_checked(p, data, parallel):
+    from tracevis3d.io import filecopy
+
+    filecopy.drop_spare()
+    with open(p, "rb", buffering=0) as f:
+        view, total = tio._read_to_end(f, len(data) + 1, parallel=parallel)
+        assert f.tell() == total
+    assert total == len(data) and bytes(view) == data
+    return view
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_huge_pages_that_fault_slowly_give_way_to_small_ones(big, monkeypatch, parallel):
+    """A block read into huge pages that costs more than `SLOW_HUGE_S_PER_GIB` (here every block:
+    a limit of 0) has the rest of its span advised ``MADV_NOHUGEPAGE``; the blocks before keep
+    huge pages, and the bytes are the file's.  With no limit the whole buffer stays advised."""
+    if not os.path.exists("/proc/self/smaps"):
+        pytest.skip("no /proc/self/smaps to read the advice from (not Linux)")
+    p, data = big
+    monkeypatch.setattr(tio, "HUGE_PROBE_BYTES", 1 << 20)
+    monkeypatch.setattr(tio, "SLOW_HUGE_S_PER_GIB", float("inf"))
+    kept = _advice_of(_read_checked(p, data, parallel))
+    if kept != ["hg"]:
+        pytest.skip(f"no transparent huge pages to advise here (the buffer's mappings: {kept})")
+    monkeypatch.setattr(tio, "SLOW_HUGE_S_PER_GIB", 0.0)
+    given = _advice_of(_read_checked(p, data, parallel))
+    # the first block of each span keeps its advice; the rest of it is given none
+    assert given == (["hg", "nh", "hg", "nh"] if parallel else ["hg", "nh"])
+
+
+def test_the_check_reads_through_short_reads(big, monkeypatch):
+    """Short reads inside a checked block (``os.preadv`` capped) are looped over: a block is
+    judged once whole, and the bytes are the file's with the advice taken back or not."""
+    p, data = big
+    real = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda fd, bufs, offset: real(fd, [memoryview(bufs[0])[:70000]], offset))
+    monkeypatch.setattr(tio, "HUGE_PROBE_BYTES", 1 << 20)
+    judged = []
+    check = tio._PageCheck.check
+    monkeypatch.setattr(tio._PageCheck, "check", lambda self, at, hi, cpu, nb: (judged.append((at, nb)),
+                                                                               check(self, at, hi, cpu, nb)))
+    for slow in (0.0, float("inf")):
+        monkeypatch.setattr(tio, "SLOW_HUGE_S_PER_GIB", slow)
+        judged.clear()
+        _read_checked(p, data, True)
+        # whole blocks judged: the halves' blocks ending at 1 MiB, and at 3, 4 and 5 MiB (the
+        # first half ends at 2 MiB, the file at 5 MiB + 12345: last blocks, not judged)
+        ends = sorted(at >> 20 for at, nb in judged if nb)
+        assert all(at % (1 << 20) == 0 for at, nb in judged if nb)
+        assert ends == ([1, 3] if slow == 0.0 else [1, 3, 4, 5])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
+import time
 
 import numpy as np
 
@@ -95,16 +96,16 @@ def _file_buffer(size: int):
     numpy array (a bytearray would be zeroed first)."""
     if hasattr(mmap, "MADV_HUGEPAGE") and size > 0:
         m = filecopy.spare_copy(size)  # the last load's copy, kept for this one (`filecopy.recycle`)
-        if m is not None:
-            return m
-        try:  # (a `FileCopy`: a reader may give its pages back once read, `filecopy.release`)
-            m = filecopy.fresh_copy(size)
-        except (OSError, ValueError):
-            return np.empty(size, np.uint8)
-        try:
+        if m is None:
+            try:  # (a `FileCopy`: a reader may give its pages back once read, `filecopy.release`)
+                m = filecopy.fresh_copy(size)
+            except (OSError, ValueError):
+                return np.empty(size, np.uint8)
+        try:  # (a spare too: a read may have taken the advice off part of it, `_PageCheck`)
             m.madvise(mmap.MADV_HUGEPAGE)
+            m.huge_advised = True
         except OSError:  # a kernel without transparent huge pages: plain pages
-            pass
+            m.huge_advised = False
         return m
     return np.empty(size, np.uint8)
 
@@ -113,16 +114,69 @@ def _file_buffer(size: int):
 PARALLEL_READ_BYTES = 32 << 20
 
 
-def _read_span(fd: int, view: memoryview, lo: int, hi: int) -> int:
+def _read_span(fd: int, view: memoryview, lo: int, hi: int, pages: _PageCheck | None = None) -> int:
     """``view[lo:hi]`` filled from the file at offset ``lo`` on (``os.preadv``, looped over short
-    reads) until ``hi`` or the file's end; returns where it stopped."""
+    reads) until ``hi`` or the file's end; returns where it stopped.  ``pages``: the buffer's
+    huge-page advice checked as it is read (`_PageCheck`)."""
     at = lo
+    while at < hi and pages is not None and pages.huge:
+        stop = min(hi, at + HUGE_PROBE_BYTES)
+        t = time.thread_time()
+        while at < stop:
+            k = os.preadv(fd, [view[at:stop]], at)
+            if not k:
+                return at
+            at += k
+        pages.check(at, hi, time.thread_time() - t, HUGE_PROBE_BYTES if stop < hi else 0)
     while at < hi:
         k = os.preadv(fd, [view[at:hi]], at)
         if not k:
             break
         at += k
     return at
+
+
+#: bytes read into a huge-page buffer between two checks of its pages' cost (`_PageCheck`)
+HUGE_PROBE_BYTES = 16 << 20
+#: CPU seconds a GiB read into huge pages may cost before the rest of its span is read into
+#: 4 KiB pages (`_PageCheck`): what a GiB read into 4 KiB pages costs on the benches' virtual
+#: machines (0.5-0.6); in huge pages the system has backed 0.16-0.33 there, in huge pages the
+#: host backs afresh 0.95-3.2 (16 MiB blocks of the 10^7-call file and of sympy's trace)
+SLOW_HUGE_S_PER_GIB = 0.6
+
+
+class _PageCheck:
+    """The huge-page advice of a read buffer (``copy``, a `FileCopy` advised ``MADV_HUGEPAGE`` by
+    `_file_buffer`) withdrawn from the rest of a span once a block of `HUGE_PROBE_BYTES` read into
+    it costs more CPU than `SLOW_HUGE_S_PER_GIB` (``MADV_NOHUGEPAGE``: 4 KiB pages from there on).
+
+    Which page size is cheaper to fault in depends on the machine and the moment: on the benches'
+    2-core virtual machines (Firecracker guests with free page reporting: the guest hands free
+    blocks of 2 MiB and more back to the host) a huge page cut from a block handed back is backed
+    by the host on its first touch.  Touching 1.2 GiB of fresh memory once per 4 KiB page there:
+    in huge pages 0.09-0.13 s a GiB right after the process freed as much, 0.9-6.4 s a GiB
+    otherwise (a process's first large read); in 4 KiB pages 0.42-0.46 s a GiB every time.  A
+    process's first load of the 10^7-call JSON file (1.26 GB) spent 5-9 s in its read, nearly
+    all system time.  Each thread checks its own span; the advice of the spans' blocks already
+    read stays."""
+
+    def __init__(self, copy: FileCopy):
+        self.copy = copy
+        self.huge = True
+
+    def check(self, at: int, hi: int, cpu_s: float, nbytes: int) -> None:
+        """The block up to ``at`` of a span ending at ``hi`` was read in ``cpu_s`` (of this
+        thread); ``nbytes``: its size, 0 for a span's last block (too short to judge)."""
+        if not nbytes or cpu_s * (1 << 30) <= SLOW_HUGE_S_PER_GIB * nbytes:
+            return
+        self.huge = False  # (this span's reads from here: one `preadv` loop, unchecked)
+        page = mmap.PAGESIZE
+        lo, end = -(-at // page) * page, min(-(-hi // page) * page, len(self.copy))
+        try:
+            if lo < end:
+                self.copy.madvise(mmap.MADV_NOHUGEPAGE, lo, end - lo)
+        except (OSError, ValueError, AttributeError):  # (no such advice here: the read goes on as it was)
+            pass
 
 
 def _read_to_end(f, size: int, parallel: bool = True) -> tuple[memoryview, int]:
@@ -133,12 +187,14 @@ def _read_to_end(f, size: int, parallel: bool = True) -> tuple[memoryview, int]:
     threads (``os.preadv`` releases the GIL): each half's pages are faulted in, zeroed and
     copied by its own core, 0.069-0.078 -> 0.044-0.049 s for the 177 MB of sympy's trace here.
     Its bytes are those of one ``read`` whenever the file does not change meanwhile; a first half
-    cut short (the file shrank) ends the bytes there.  ``parallel=False``: one thread reads."""
+    cut short (the file shrank) ends the bytes there.  ``parallel=False``: one thread reads.
+    Each thread checks what its huge pages cost as it reads (`_PageCheck`)."""
     st = os.fstat(f.fileno())
     whole = _file_buffer(size)
     if isinstance(whole, FileCopy):
         whole.path, whole.stamp = f.name, stamp_of(st)
     view = memoryview(whole)[:size]  # (a kept copy may be longer: `filecopy.fresh_copy`)
+    checked = isinstance(whole, FileCopy) and whole.huge_advised and hasattr(mmap, "MADV_NOHUGEPAGE")
     if parallel and size >= PARALLEL_READ_BYTES and hasattr(os, "preadv") and f.tell() == 0:
         import threading
 
@@ -147,19 +203,23 @@ def _read_to_end(f, size: int, parallel: bool = True) -> tuple[memoryview, int]:
 
         def read_second():
             try:
-                got[0] = _read_span(f.fileno(), view, half, size)
+                got[0] = _read_span(f.fileno(), view, half, size, _PageCheck(whole) if checked else None)
             except BaseException as e:  # raised below, in the caller's thread
                 got[1] = e
 
         second = threading.Thread(target=read_second, daemon=True)
         second.start()
         try:
-            first = _read_span(f.fileno(), view, 0, half)
+            first = _read_span(f.fileno(), view, 0, half, _PageCheck(whole) if checked else None)
         finally:
             second.join()
         if got[1] is not None:
             raise got[1]
         total = first if first < half else got[0]
+        f.seek(total)
+        return view[:total], total
+    if checked and hasattr(os, "preadv") and f.tell() == 0:
+        total = _read_span(f.fileno(), view, 0, size, _PageCheck(whole))
         f.seek(total)
         return view[:total], total
     total = 0
