@@ -15,7 +15,8 @@ shared):
   start not counted: what a user's script or Blender pays on its first figure) against
   ``import simdjson``, reading the file and parsing it in a fresh process of its own; goal <= 1.5x;
 * 10^7 calls: the load's time (a second load in the process) against pysimdjson's parse (goal <=
-  1.0x) and the first load's peak RSS (the process's ``ru_maxrss``: imports, kernels and the
+  1.0x), the first load in the fresh process against the peer's import, read and parse (the first
+  row's goal, <= 1.5x: a script that renders a large trace pays it) and the first load's peak RSS (the process's ``ru_maxrss``: imports, kernels and the
   file's bytes included) against the file's size (goal <= file + 0.5 GiB).
 
 ``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/).
@@ -262,6 +263,9 @@ def _rows(path: pathlib.Path, roots, repeat: int) -> list:
             out.append(f"| 10^7-call JSON load ({mb}): load time | {steady:.2f} s | {peer} | "
                        f"{steady / s_parse:.2f}× | {c_steady / sc_parse:.2f}× | ≤ {GOAL_10M}× | "
                        f"{'✓' if steady / s_parse <= GOAL_10M else '✗'} |")
+            out.append(f"| 10^7-call JSON load ({mb}): first in a fresh process, import + load | {first:.2f} s | "
+                       f"import simdjson + read + parse {s_first:.2f} s | {first / s_first:.2f}× | "
+                       f"{c_first / sc_first:.2f}× | ≤ {GOAL_FIRST}× | {'✓' if first / s_first <= GOAL_FIRST else '✗'} |")
             out.append(f"| 10^7-call JSON load ({mb}): peak RSS | {peak / 2 ** 30:.2f} GiB | file "
                        f"{size / 2 ** 30:.2f} GiB | file + {over:.2f} GiB | | ≤ file + {GOAL_PEAK_OVER} GiB | "
                        f"{'✓' if over <= GOAL_PEAK_OVER else '✗'} |")
