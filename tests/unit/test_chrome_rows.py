@@ -9,7 +9,7 @@ import pytest
 
 import tracevis3d
 from tracevis3d.io import chrome, chrome_rows
-from tracevis3d.kernels import hugeblock
+from tracevis3d import pages
 from tracevis3d.kernels import jsonevent as jev
 from tracevis3d.kernels import jsonspans as jsp
 from tracevis3d.model import ARRAY_DTYPES
@@ -172,16 +172,16 @@ def test_parallel_scan_of_the_keys_after_the_events_equals_sequential(monkeypatc
 @pytest.mark.parametrize("join_threads", [1, 2])
 def test_large_join_makes_its_columns_without_huge_page_advice(monkeypatch, join_threads):
     """From `TRIM_FROM_ROWS` rows on, every column is joined with numpy's huge-page advice off
-    (`hugeblock.huge_pages`), on both threads, and numpy's own setting is back after; below it
+    (`pages.huge_pages`), on both threads, and numpy's own setting is back after; below it
     the advice is left as it is."""
-    if hugeblock._NUMPY_ADVICE is None:
+    if pages._NUMPY_ADVICE is None:
         pytest.skip("this numpy has no switch for its huge-page advice")
     data = _events(3000, 7)
     joined = []
     join_one = chrome_rows._joined_column
 
     def spy(*args):
-        joined.append(hugeblock._OPEN[-1][1] if hugeblock._OPEN else None)
+        joined.append(pages._OPEN[-1][1] if pages._OPEN else None)
         return join_one(*args)
 
     monkeypatch.setattr(chrome_rows, "_joined_column", spy)
@@ -193,7 +193,7 @@ def test_large_join_makes_its_columns_without_huge_page_advice(monkeypatch, join
         joined.clear()
         _quiet(data)
         assert joined and set(joined) == {advice}
-        assert not hugeblock._OPEN
+        assert not pages._OPEN
 
 
 def test_chunked_scan_keeps_slow_number_spans(monkeypatch):

@@ -1,4 +1,5 @@
-"""`kernels.hugeblock`: the arrays cut from one block are what np.empty / np.zeros would give."""
+"""`kernels.hugeblock` and `pages`: the arrays cut from one block are what np.empty / np.zeros
+would give; numpy's huge-page advice set, put back, and off while fresh huge pages are dear."""
 import numpy as np
 
 from tracevis3d.kernels.hugeblock import ALIGN, carve
@@ -22,7 +23,7 @@ def test_carve_gives_aligned_disjoint_arrays_of_the_asked_shapes():
 
 def _advice():
     """numpy's huge-page advice now (read by setting it and putting it back)."""
-    from tracevis3d.kernels.hugeblock import _NUMPY_ADVICE
+    from tracevis3d.pages import _NUMPY_ADVICE
     now = _NUMPY_ADVICE(True)
     _NUMPY_ADVICE(now)
     return bool(now)
@@ -31,7 +32,7 @@ def _advice():
 def test_huge_pages_sets_numpys_advice_and_restores_it_nested_and_on_errors():
     import pytest
 
-    from tracevis3d.kernels.hugeblock import _NUMPY_ADVICE, huge_pages
+    from tracevis3d.pages import _NUMPY_ADVICE, huge_pages
 
     assert _NUMPY_ADVICE is not None, "numpy's huge-page switch not found: huge_pages does nothing"
     before = _advice()
@@ -52,7 +53,7 @@ def test_huge_pages_sets_numpys_advice_and_restores_it_nested_and_on_errors():
 def test_huge_pages_blocks_ending_out_of_order_leave_numpys_setting():
     """Two blocks opened on two threads that end in the other order (a job's comparison and a
     script's, say): the newest still open block's advice holds, numpy's own comes back last."""
-    from tracevis3d.kernels.hugeblock import huge_pages
+    from tracevis3d.pages import huge_pages
 
     before = _advice()
     first, second = huge_pages(not before), huge_pages(before)
@@ -85,3 +86,28 @@ def test_compare_puts_numpys_advice_back():
     with pytest.raises(ValueError):
         compare_traces(a, a, overview_budget=0)
     assert _advice() is before
+
+
+def test_dear_huge_pages_turn_every_advice_off_until_cheap_again():
+    """While fresh huge pages count as dear (`pages.set_huge_pages_cheap(False)`), numpy advises
+    none and a `huge_pages(True)` block none; cheap again, each advises as it asks."""
+    from tracevis3d import pages
+
+    before = _advice()
+    try:
+        pages.set_huge_pages_cheap(False)
+        assert _advice() is False
+        with pages.huge_pages(True):
+            assert _advice() is False
+            carve([(10, np.uint8)])
+        pages.set_huge_pages_cheap(True)
+        assert _advice() is before
+        with pages.huge_pages(True):
+            pages.set_huge_pages_cheap(False)
+            assert _advice() is False
+            pages.set_huge_pages_cheap(True)
+            assert _advice() is True
+    finally:
+        pages.set_huge_pages_cheap(True)
+    assert _advice() is before
+

@@ -22,6 +22,7 @@ LAYERS = (
         "tracevis3d.errors",       # the errors and the warning about trace data: any layer raises them
         "tracevis3d.filenumbers",  # numbers read from file text: ASCII digits, bounded, in range
         "tracevis3d.allocator",    # the C allocator's settings for big traces (ctypes)
+        "tracevis3d.pages",        # numpy's huge-page advice for the process (numpy only: io reads before numba)
         "tracevis3d.jobs",         # steps run off Blender's main thread (threads, no package imports)
     )),
     ("kernels", ("tracevis3d.kernels",)),  # numba kernels over plain arrays

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tracevis3d import io as tio
+from tracevis3d import pages
 
 
 @pytest.fixture
@@ -140,6 +141,15 @@ print("SAME", all(getattr(first, c).tobytes() == getattr(second, c).tobytes() fo
 
 # --- the huge-page advice checked as the file is read (`io._PageCheck`)
 
+@pytest.fixture(autouse=True)
+def _cheap_pages_after():
+    """Each test starts and ends with fresh huge pages taken as cheap (the process's record,
+    `pages.set_huge_pages_cheap`, which a slow read clears)."""
+    pages.set_huge_pages_cheap(True)
+    yield
+    pages.set_huge_pages_cheap(True)
+
+
 def _advice_of(view) -> list:
     """The ``VmFlags`` huge-page advice ('hg', 'nh' or '') of each mapping of /proc/self/smaps
     that overlaps ``view``'s memory, in address order."""
@@ -173,20 +183,31 @@ def _read_checked(p, data, parallel):
 @pytest.mark.parametrize("parallel", [True, False])
 def test_huge_pages_that_fault_slowly_give_way_to_small_ones(big, monkeypatch, parallel):
     """A block read into huge pages that costs more than `SLOW_HUGE_S_PER_GIB` (here every block:
-    a limit of 0) has the rest of its span advised ``MADV_NOHUGEPAGE``; the blocks before keep
+    a limit below 0) has the rest of its span advised ``MADV_NOHUGEPAGE``; the blocks before keep
     huge pages, and the bytes are the file's.  With no limit the whole buffer stays advised."""
     if not os.path.exists("/proc/self/smaps"):
         pytest.skip("no /proc/self/smaps to read the advice from (not Linux)")
     p, data = big
     monkeypatch.setattr(tio, "HUGE_PROBE_BYTES", 1 << 20)
-    monkeypatch.setattr(tio, "SLOW_HUGE_S_PER_GIB", float("inf"))
+    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", float("inf"))
     kept = _advice_of(_read_checked(p, data, parallel))
     if kept != ["hg"]:
         pytest.skip(f"no transparent huge pages to advise here (the buffer's mappings: {kept})")
-    monkeypatch.setattr(tio, "SLOW_HUGE_S_PER_GIB", 0.0)
+    assert pages.huge_pages_cheap()
+    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", -1.0)
     given = _advice_of(_read_checked(p, data, parallel))
     # the first block of each span keeps its advice; the rest of it is given none
     assert given == (["hg", "nh", "hg", "nh"] if parallel else ["hg", "nh"])
+    # and huge pages count as dear from then on (numpy's arrays too): a read too short to judge
+    # them (under two blocks) has its buffer advised none; a longer one judges them again
+    assert not pages.huge_pages_cheap()
+    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", float("inf"))
+    small = p.with_name("small.bin")
+    small.write_bytes(data[:3 << 19])
+    assert _advice_of(_read_checked(small, data[:3 << 19], parallel)) == ["nh"]
+    assert not pages.huge_pages_cheap()
+    assert _advice_of(_read_checked(p, data, parallel)) == ["hg"]
+    assert pages.huge_pages_cheap()
 
 
 def test_the_check_reads_through_short_reads(big, monkeypatch):
@@ -200,12 +221,14 @@ def test_the_check_reads_through_short_reads(big, monkeypatch):
     check = tio._PageCheck.check
     monkeypatch.setattr(tio._PageCheck, "check", lambda self, at, hi, cpu, nb: (judged.append((at, nb)),
                                                                                check(self, at, hi, cpu, nb)))
-    for slow in (0.0, float("inf")):
-        monkeypatch.setattr(tio, "SLOW_HUGE_S_PER_GIB", slow)
+    for slow in (-1.0, float("inf")):
+        monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", slow)
+        pages.set_huge_pages_cheap(True)  # (the slow read before took them as dear)
         judged.clear()
         _read_checked(p, data, True)
         # whole blocks judged: the halves' blocks ending at 1 MiB, and at 3, 4 and 5 MiB (the
         # first half ends at 2 MiB, the file at 5 MiB + 12345: last blocks, not judged)
         ends = sorted(at >> 20 for at, nb in judged if nb)
         assert all(at % (1 << 20) == 0 for at, nb in judged if nb)
-        assert ends == ([1, 3] if slow == 0.0 else [1, 3, 4, 5])
+        assert ends == ([1, 3] if slow < 0 else [1, 3, 4, 5])
+

@@ -24,7 +24,7 @@ from ..names import intern_all
 from ..transform import longest_named_call
 from ..kernels.gamma import merge_gamma_classes, process_hash_seed, renumber_sets_by_size
 from ..kernels.gamma_sweep import gamma_classes_grown, shape_classes_grown
-from ..kernels.hugeblock import huge_pages
+from ..pages import huge_pages
 from ..kernels.lazybuf import lazy_empty, release_range
 from ..kernels.groups import bfs_groups
 from ..kernels.kept_pairs import calls_by_class_time, fill_pair_fields, picks_by_call, top_k_picks, union_of_picks

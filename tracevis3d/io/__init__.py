@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from .. import pages
 from ..model import Trace, TraceFormatError
 from . import filecopy
 from .filecopy import FileCopy, stamp_of
@@ -101,10 +102,13 @@ def _file_buffer(size: int):
                 m = filecopy.fresh_copy(size)
             except (OSError, ValueError):
                 return np.empty(size, np.uint8)
+        if size >= 2 * HUGE_PROBE_BYTES:  # a read long enough to judge them again (`_PageCheck`)
+            pages.set_huge_pages_cheap(True)
+        cheap = pages.huge_pages_cheap()
         try:  # (a spare too: a read may have taken the advice off part of it, `_PageCheck`)
-            m.madvise(mmap.MADV_HUGEPAGE)
-            m.huge_advised = True
-        except OSError:  # a kernel without transparent huge pages: plain pages
+            m.madvise(mmap.MADV_HUGEPAGE if cheap else mmap.MADV_NOHUGEPAGE)
+            m.huge_advised = cheap
+        except (OSError, AttributeError):  # a kernel without transparent huge pages: plain pages
             m.huge_advised = False
         return m
     return np.empty(size, np.uint8)
@@ -138,17 +142,16 @@ def _read_span(fd: int, view: memoryview, lo: int, hi: int, pages: _PageCheck | 
 
 #: bytes read into a huge-page buffer between two checks of its pages' cost (`_PageCheck`)
 HUGE_PROBE_BYTES = 16 << 20
-#: CPU seconds a GiB read into huge pages may cost before the rest of its span is read into
-#: 4 KiB pages (`_PageCheck`): what a GiB read into 4 KiB pages costs on the benches' virtual
-#: machines (0.5-0.6); in huge pages the system has backed 0.16-0.33 there, in huge pages the
-#: host backs afresh 0.95-3.2 (16 MiB blocks of the 10^7-call file and of sympy's trace)
-SLOW_HUGE_S_PER_GIB = 0.6
 
 
 class _PageCheck:
     """The huge-page advice of a read buffer (``copy``, a `FileCopy` advised ``MADV_HUGEPAGE`` by
     `_file_buffer`) withdrawn from the rest of a span once a block of `HUGE_PROBE_BYTES` read into
-    it costs more CPU than `SLOW_HUGE_S_PER_GIB` (``MADV_NOHUGEPAGE``: 4 KiB pages from there on).
+    it costs more CPU than `pages.SLOW_HUGE_S_PER_GIB` (``MADV_NOHUGEPAGE``: 4 KiB pages from there
+    on; 0.16-0.33 s a GiB where the system's huge pages are backed, 0.95-3.2 s where the host backs
+    them afresh, in 16 MiB blocks of the 10^7-call file and of sympy's trace), and from numpy's
+    large arrays too until the next large read (`pages.set_huge_pages_cheap`; `_file_buffer`
+    advises huge pages again for a read of two blocks or more, which judges them again).
 
     Which page size is cheaper to fault in depends on the machine and the moment: on the benches'
     2-core virtual machines (Firecracker guests with free page reporting: the guest hands free
@@ -167,9 +170,10 @@ class _PageCheck:
     def check(self, at: int, hi: int, cpu_s: float, nbytes: int) -> None:
         """The block up to ``at`` of a span ending at ``hi`` was read in ``cpu_s`` (of this
         thread); ``nbytes``: its size, 0 for a span's last block (too short to judge)."""
-        if not nbytes or cpu_s * (1 << 30) <= SLOW_HUGE_S_PER_GIB * nbytes:
+        if not nbytes or cpu_s * (1 << 30) <= pages.SLOW_HUGE_S_PER_GIB * nbytes:
             return
         self.huge = False  # (this span's reads from here: one `preadv` loop, unchecked)
+        pages.set_huge_pages_cheap(False)
         page = mmap.PAGESIZE
         lo, end = -(-at // page) * page, min(-(-hi // page) * page, len(self.copy))
         try:

@@ -32,7 +32,7 @@ from ..kernels import jsonrows as jr
 from ..kernels import jsonscan as js
 from ..kernels import jsonspans as jsp
 from ..kernels import sidetables as fs
-from ..kernels.hugeblock import huge_pages
+from ..pages import huge_pages
 
 #: rows per chunk of a parallel scan's part: 2^16 rows are 9.7 MB of scan buffer per thread
 CHUNK_ROWS = 1 << 16

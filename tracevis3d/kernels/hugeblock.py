@@ -20,25 +20,9 @@ alternated runs each).  On bare metal huge pages are the cheaper kind (not measu
 What `carve` gives everywhere: one allocation per kernel call instead of twenty, aligned arrays,
 and scratch that a thread hands from one call to the next.
 """
-import contextlib
-import importlib
-import threading
-
 import numpy as np
 
-
-def _advice_switch():
-    """numpy's switch of its huge-page advice (it returns the previous setting), or None where
-    it has none.  numpy 1.26 has a stub ``numpy._core`` too: the module is named by version."""
-    name = "numpy._core.multiarray" if int(np.__version__.split(".")[0]) >= 2 else "numpy.core.multiarray"
-    try:
-        return getattr(importlib.import_module(name), "_set_madvise_hugepage", None)
-    except ImportError:
-        return None
-
-
-#: numpy's huge-page switch (`huge_pages`)
-_NUMPY_ADVICE = _advice_switch()
+from ..pages import huge_pages
 
 #: byte alignment of each array `carve` cuts (a cache line; any dtype's alignment divides it)
 ALIGN = 64
@@ -62,45 +46,3 @@ def carve(specs, zero=False):
         block.fill(0)
     return [block[skip + o:skip + o + n].view(dt).reshape(shape)
             for o, n, (shape, dt) in zip(offsets, sizes, specs)]
-
-
-@contextlib.contextmanager
-def huge_pages(advise: bool):
-    """numpy's huge-page advice for the large arrays it allocates in the block: on (numpy's
-    default on Linux) or off, restored after.  On the benches' virtual machines (Firecracker
-    guests with free page reporting: the guest hands freed blocks of 8 MiB back to the host) a
-    fresh huge page is often cut from such a block, which the host backs again on its first
-    touch; it is not compaction (``compact_stall`` in /proc/vmstat stayed 0; an earlier note here
-    guessed so): the comparison's 140 MB of pair records took 0.12-0.21 s to fill in huge pages
-    against 0.06 s in 4 KiB pages (4 alternated fresh processes each).  So `compare_traces`
-    turns the advice off for the arrays it writes once and reads in order, and on again for its
-    join, whose plan, postings and membership rows are read at random (fewer TLB misses: with
-    the advice off there too the walk takes ~4 % longer), as `carve` does for any kernel's
-    scratch; the JSON reader's join of a large scan's columns (`io.chrome_rows._columns`) turns
-    it off for the same reason as the comparison's records.  The advice is process-wide: another
-    thread's allocations meanwhile get the same (their contents are the same either way); blocks
-    open on several threads at once end in any order, the advice of the newest still open one in
-    force, numpy's own setting back when the last ends."""
-    if _NUMPY_ADVICE is None:
-        yield
-        return
-    token = object()
-    with _ADVICE_LOCK:
-        if not _OPEN:
-            _OPEN.append((None, _NUMPY_ADVICE(bool(advise))))      # numpy's own setting, first
-        else:
-            _NUMPY_ADVICE(bool(advise))
-        _OPEN.append((token, bool(advise)))
-    try:
-        yield
-    finally:
-        with _ADVICE_LOCK:
-            _OPEN.remove(next(x for x in _OPEN if x[0] is token))
-            _NUMPY_ADVICE(_OPEN[-1][1])
-            if len(_OPEN) == 1:
-                _OPEN.clear()
-
-
-#: the `huge_pages` blocks open now, oldest first, after numpy's own setting: (token, advice)
-_OPEN: list = []
-_ADVICE_LOCK = threading.Lock()
