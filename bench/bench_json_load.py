@@ -1,7 +1,7 @@
 """JSON load at the parser's speed, first load included (issue 79): one table.
 
     .venv/bin/python bench/bench_json_load.py [--files A.json,B.json] [--repeat 5] [--make-10m] [--record]
-        [--before REV]
+        [--before REV] [--settle 8]
 
 Rows, each beside its peer measured in the same run, medians of ``--repeat`` fresh processes
 (one for files over 512 MB, which run under ``/tmp/tv3d-bigmem.lock``: the machine's memory is
@@ -18,6 +18,12 @@ shared):
   1.0x), the first load in the fresh process against the peer's import, read and parse (the first
   row's goal, <= 1.5x: a script that renders a large trace pays it) and the first load's peak RSS (the process's ``ru_maxrss``: imports, kernels and the
   file's bytes included) against the file's size (goal <= file + 0.5 GiB).
+
+Each child of a file over 512 MB starts ``--settle`` seconds (8) after the last one ended, as a
+user's render starts on a machine that has been idle a moment: on the benches' virtual machines
+(free page reporting) memory freed moments before is still backed by the host, and a child started
+at once took it and faulted in its huge pages at a tenth of their cost after a few idle seconds
+(a fresh process's first 10^7 load: 3.5 s right after another against 10.7-14.7 s 8 s after).
 
 ``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/).
 Each tree has a kernel cache of its own for each kind of kernels (``build/bench-json/<tree>-<cpu>/``,
@@ -219,7 +225,7 @@ def _warm(roots, tmp: str, cpu: str | None, files: list) -> None:
                 run(OURS, w, root, c)
 
 
-def _rows(path: pathlib.Path, roots, repeat: int) -> list:
+def _rows(path: pathlib.Path, roots, repeat: int, settle: float = 0.0) -> list:
     size = path.stat().st_size
     big = size > BIG
     rep = 1 if big else repeat
@@ -231,6 +237,8 @@ def _rows(path: pathlib.Path, roots, repeat: int) -> list:
     jobs = [None] + list(roots)
     for i in range(rep):
         for job in jobs[i % len(jobs):] + jobs[:i % len(jobs)]:
+            if big:
+                time.sleep(settle)  # (`--settle`)
             if job is None:
                 simd_runs.append(run(SIMD, path, REPO, str(REPO / "build" / "numba-cache")))
             else:
@@ -284,6 +292,8 @@ def main() -> None:
     ap.add_argument("--files", default=None, help="comma-separated JSON files (default: the sympy trace, 10^7 calls)")
     ap.add_argument("--before", default=None, help="also the tree at this git revision")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--settle", type=float, default=8.0,
+                    help="seconds each child of a file over 512 MB waits for the machine's memory to settle")
     ap.add_argument("--kernels", choices=KERNEL_KINDS, default="best",
                     help="both trees' kernels: the x86-64 level a wheel installs here (best), the generic "
                          "x86-64 ones every build ships, or compiled for this very CPU (host)")
@@ -321,7 +331,7 @@ def main() -> None:
             if not path.exists():
                 print(f"| {path} | missing (tools/record_traces.py --only sympy_pool; --make-10m) | | | | | |")
                 continue
-            for line in _rows(path, roots, args.repeat):
+            for line in _rows(path, roots, args.repeat, args.settle):
                 print(line, flush=True)
         print(f"# load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
