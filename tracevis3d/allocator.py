@@ -16,6 +16,10 @@ peak resident memory +2.5 % (3.97 → 4.07 GB).
   heap cannot grow);
 - ``M_TRIM_THRESHOLD`` = never: the free top of the heap is not handed back between passes.
 
+Then `judge_heap_pages` faults in the first of that memory and judges what its huge pages cost:
+where they are dear (a virtual machine whose host backs each fresh one anew: `tracevis3d.pages`),
+numpy advises none for the rest of the command.
+
 The memory is given back when the process ends, so this suits the one-shot ``render-*``
 commands only: never Blender's own process (the add-on does not call it) nor a long-running
 live feed.  ``TRACEVIS3D_MALLOC=system`` keeps the system's settings.  Only glibc has these
@@ -60,3 +64,66 @@ def tune_for_batch() -> dict:
     if libc is None:
         return {}
     return {param: value for param, value in BATCH_SETTINGS if libc.mallopt(param, value) == 1}
+
+
+#: bytes of the heap a one-shot command faults in before its work to judge huge pages by
+#: (`judge_heap_pages`), in blocks of `JUDGE_BLOCK_BYTES`
+JUDGE_HEAP_BYTES = 128 << 20
+JUDGE_BLOCK_BYTES = 16 << 20
+
+
+def judge_heap_pages() -> bool:
+    """After `tune_for_batch` (the heap keeps what it is given back, so what is faulted in here is
+    what the command's arrays are cut from next): fault in up to `JUDGE_HEAP_BYTES` of it in one
+    numpy block (numpy advises huge pages for it, as for every block of 4 MiB and more), a block of
+    `JUDGE_BLOCK_BYTES` at a time, this thread's CPU time against
+    `pages.SLOW_HUGE_S_PER_GIB`; at the first block that costs more, fresh huge pages count as dear
+    for the process (`pages.set_huge_pages_cheap`: numpy advises none after this) and the rest is
+    left untouched.  Returns whether they were cheap.
+
+    A one-shot render takes all its memory fresh from the system, which on the benches' virtual
+    machines, after a few idle seconds, backs each fresh huge page past the first few tens of MB
+    anew (4-6 s a GiB against 0.45 s in 4 KiB pages: `pages`).  Costs 13-40 ms where huge pages
+    are cheap (memory the command then uses), ~0.1 s where they are dear."""
+    import time
+
+    import numpy as np
+
+    from . import pages
+
+    if not pages.huge_pages_cheap():
+        return False
+    block = np.empty(JUDGE_HEAP_BYTES, np.uint8)
+    try:
+        for at in range(0, JUDGE_HEAP_BYTES, JUDGE_BLOCK_BYTES):
+            t = time.thread_time()
+            block[at: at + JUDGE_BLOCK_BYTES: 4096] = 0
+            if (time.thread_time() - t) * (1 << 30) > pages.SLOW_HUGE_S_PER_GIB * JUDGE_BLOCK_BYTES:
+                pages.set_huge_pages_cheap(False)
+                _no_huge_pages(block)  # (numpy's advice stays on the heap's range it was given for)
+                return False
+    finally:
+        del block
+    return True
+
+
+#: Linux's ``MADV_NOHUGEPAGE`` (<sys/mman.h>)
+MADV_NOHUGEPAGE = 15
+
+
+def _no_huge_pages(block) -> None:
+    """``madvise(MADV_NOHUGEPAGE)`` over the whole pages of numpy array ``block``'s memory: the heap
+    keeps a range's advice after the array is freed, and hands the range to the next arrays."""
+    import mmap
+
+    libc = _glibc()
+    if libc is None:
+        return
+    page = mmap.PAGESIZE
+    lo = -(-block.ctypes.data // page) * page
+    hi = (block.ctypes.data + block.nbytes) // page * page
+    if hi > lo:
+        libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        libc.madvise.restype = ctypes.c_int
+        libc.madvise(lo, hi - lo, MADV_NOHUGEPAGE)
+

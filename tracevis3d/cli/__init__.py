@@ -95,10 +95,11 @@ def console(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not (argv and argv[0].startswith("render-") and argv[0] != "render-live"):
         return main(argv)
-    from ..allocator import tune_for_batch
+    from ..allocator import judge_heap_pages, tune_for_batch
     from .common import ONE_SHOT
 
-    tune_for_batch()
+    if tune_for_batch():
+        judge_heap_pages()  # (the heap's huge pages judged once it keeps what is given back)
     skip_exit_collection()
     ONE_SHOT["freeze_imports"] = True  # `fresh_scene`: the imports left out of the collector's passes
     try:
