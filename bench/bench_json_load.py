@@ -19,11 +19,12 @@ shared):
   row's goal, <= 1.5x: a script that renders a large trace pays it) and the first load's peak RSS (the process's ``ru_maxrss``: imports, kernels and the
   file's bytes included) against the file's size (goal <= file + 0.5 GiB).
 
-Each child of a file over 512 MB starts ``--settle`` seconds (8) after the last one ended, as a
-user's render starts on a machine that has been idle a moment: on the benches' virtual machines
-(free page reporting) memory freed moments before is still backed by the host, and a child started
-at once took it and faulted in its huge pages at a tenth of their cost after a few idle seconds
-(a fresh process's first 10^7 load: 3.5 s right after another against 10.7-14.7 s 8 s after).
+Each child starts ``--settle`` seconds (8) after the last one ended, as a user's script or render
+starts on a machine that has been idle a moment: on the benches' virtual machines (free page
+reporting) memory freed moments before is still backed by the host, and a child started at once
+took it and faulted in its huge pages at a tenth of their cost after a few idle seconds (the tree
+before stop 101: a fresh process's first 10^7 load 3.5 s right after another, 10.7-14.7 s 8 s
+after; sympy's first load 1.31-1.41 s 8 s after, where back to back it took 0.7-1.0 s).
 
 ``--before REV`` adds the rows of the tree at a git revision (extracted to build/bench-before/REV/).
 Each tree has a kernel cache of its own for each kind of kernels (``build/bench-json/<tree>-<cpu>/``,
@@ -237,8 +238,7 @@ def _rows(path: pathlib.Path, roots, repeat: int, settle: float = 0.0) -> list:
     jobs = [None] + list(roots)
     for i in range(rep):
         for job in jobs[i % len(jobs):] + jobs[:i % len(jobs)]:
-            if big:
-                time.sleep(settle)  # (`--settle`)
+            time.sleep(settle)  # (`--settle`)
             if job is None:
                 simd_runs.append(run(SIMD, path, REPO, str(REPO / "build" / "numba-cache")))
             else:
@@ -293,7 +293,7 @@ def main() -> None:
     ap.add_argument("--before", default=None, help="also the tree at this git revision")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--settle", type=float, default=8.0,
-                    help="seconds each child of a file over 512 MB waits for the machine's memory to settle")
+                    help="seconds each child waits for the machine's memory to settle")
     ap.add_argument("--kernels", choices=KERNEL_KINDS, default="best",
                     help="both trees' kernels: the x86-64 level a wheel installs here (best), the generic "
                          "x86-64 ones every build ships, or compiled for this very CPU (host)")
