@@ -67,17 +67,16 @@ def tune_for_batch() -> dict:
 
 
 #: bytes of the heap a one-shot command faults in before its work to judge huge pages by
-#: (`judge_heap_pages`), in blocks of `JUDGE_BLOCK_BYTES`
+#: (`judge_heap_pages`), in blocks of `pages.JUDGE_BLOCK_BYTES`
 JUDGE_HEAP_BYTES = 128 << 20
-JUDGE_BLOCK_BYTES = 16 << 20
 
 
 def judge_heap_pages() -> bool:
     """After `tune_for_batch` (the heap keeps what it is given back, so what is faulted in here is
     what the command's arrays are cut from next): fault in up to `JUDGE_HEAP_BYTES` of it in one
     numpy block (numpy advises huge pages for it, as for every block of 4 MiB and more), a block of
-    `JUDGE_BLOCK_BYTES` at a time, this thread's CPU time against
-    `pages.SLOW_HUGE_S_PER_GIB`; at the first block that costs more, fresh huge pages count as dear
+    `pages.JUDGE_BLOCK_BYTES` at a time, each judged by this thread's CPU time (`pages.dear`); at
+    the first dear block, fresh huge pages count as dear
     for the process (`pages.set_huge_pages_cheap`: numpy advises none after this) and the rest is
     left untouched.  Returns whether they were cheap.
 
@@ -95,10 +94,11 @@ def judge_heap_pages() -> bool:
         return False
     block = np.empty(JUDGE_HEAP_BYTES, np.uint8)
     try:
-        for at in range(0, JUDGE_HEAP_BYTES, JUDGE_BLOCK_BYTES):
+        step = pages.JUDGE_BLOCK_BYTES
+        for at in range(0, JUDGE_HEAP_BYTES, step):
             t = time.thread_time()
-            block[at: at + JUDGE_BLOCK_BYTES: 4096] = 0
-            if (time.thread_time() - t) * (1 << 30) > pages.SLOW_HUGE_S_PER_GIB * JUDGE_BLOCK_BYTES:
+            block[at: at + step: 4096] = 0
+            if pages.dear(time.thread_time() - t, min(step, JUDGE_HEAP_BYTES - at)):
                 pages.set_huge_pages_cheap(False)
                 _no_huge_pages(block)  # (numpy's advice stays on the heap's range it was given for)
                 return False

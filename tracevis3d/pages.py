@@ -114,3 +114,13 @@ def set_huge_pages_cheap(cheap: bool) -> None:
 #: touched, 0.5-0.6 s read into); in huge pages the system has backed 0.09-0.33 there, in huge
 #: pages the host backs afresh 0.9-6.4
 SLOW_HUGE_S_PER_GIB = 0.6
+#: bytes of fresh memory judged at a time (`dear`: a read's blocks, `io._PageCheck`; a one-shot
+#: command's heap, `allocator.judge_heap_pages`)
+JUDGE_BLOCK_BYTES = 16 << 20
+
+
+def dear(cpu_s: float, nbytes: int) -> bool:
+    """Whether ``nbytes`` of fresh memory advised huge that took ``cpu_s`` of a thread's CPU to
+    fault in cost more than 4 KiB pages would (`SLOW_HUGE_S_PER_GIB`)."""
+    return cpu_s * (1 << 30) > SLOW_HUGE_S_PER_GIB * nbytes
+

@@ -10,7 +10,7 @@ from tracevis3d import allocator, pages
 @pytest.fixture(autouse=True)
 def _small_judge(monkeypatch):
     monkeypatch.setattr(allocator, "JUDGE_HEAP_BYTES", 8 << 20)
-    monkeypatch.setattr(allocator, "JUDGE_BLOCK_BYTES", 2 << 20)
+    monkeypatch.setattr(pages, "JUDGE_BLOCK_BYTES", 2 << 20)
     pages.set_huge_pages_cheap(True)
     yield
     pages.set_huge_pages_cheap(True)

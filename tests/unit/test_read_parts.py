@@ -182,13 +182,13 @@ def _read_checked(p, data, parallel):
 
 @pytest.mark.parametrize("parallel", [True, False])
 def test_huge_pages_that_fault_slowly_give_way_to_small_ones(big, monkeypatch, parallel):
-    """A block read into huge pages that costs more than `SLOW_HUGE_S_PER_GIB` (here every block:
+    """A block read into huge pages that costs more than `pages.SLOW_HUGE_S_PER_GIB` (here every block:
     a limit below 0) has the rest of its span advised ``MADV_NOHUGEPAGE``; the blocks before keep
     huge pages, and the bytes are the file's.  With no limit the whole buffer stays advised."""
     if not os.path.exists("/proc/self/smaps"):
         pytest.skip("no /proc/self/smaps to read the advice from (not Linux)")
     p, data = big
-    monkeypatch.setattr(tio, "HUGE_PROBE_BYTES", 1 << 20)
+    monkeypatch.setattr(pages, "JUDGE_BLOCK_BYTES", 1 << 20)
     monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", float("inf"))
     kept = _advice_of(_read_checked(p, data, parallel))
     if kept != ["hg"]:
@@ -216,10 +216,10 @@ def test_the_check_reads_through_short_reads(big, monkeypatch):
     p, data = big
     real = os.preadv
     monkeypatch.setattr(os, "preadv", lambda fd, bufs, offset: real(fd, [memoryview(bufs[0])[:70000]], offset))
-    monkeypatch.setattr(tio, "HUGE_PROBE_BYTES", 1 << 20)
+    monkeypatch.setattr(pages, "JUDGE_BLOCK_BYTES", 1 << 20)
     judged = []
-    check = tio._PageCheck.check
-    monkeypatch.setattr(tio._PageCheck, "check", lambda self, at, hi, cpu, nb: (judged.append((at, nb)),
+    check = tio._PageCheck.block
+    monkeypatch.setattr(tio._PageCheck, "block", lambda self, at, hi, cpu, nb: (judged.append((at, nb)),
                                                                                check(self, at, hi, cpu, nb)))
     for slow in (-1.0, float("inf")):
         monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", slow)
@@ -232,3 +232,31 @@ def test_the_check_reads_through_short_reads(big, monkeypatch):
         assert all(at % (1 << 20) == 0 for at, nb in judged if nb)
         assert ends == ([1, 3] if slow < 0 else [1, 3, 4, 5])
 
+
+
+def test_a_kept_copy_is_not_judged_and_keeps_the_verdict(big, monkeypatch):
+    """The last load's copy kept for this one (`filecopy.recycle`) holds its pages still: its read
+    faults nothing to judge huge pages by, so it neither judges them (read as cheap, that had turned
+    numpy's advice back on for the load's fresh arrays) nor takes them as cheap again."""
+    from tracevis3d.io import filecopy
+
+    p, data = big
+    monkeypatch.setattr(pages, "JUDGE_BLOCK_BYTES", 1 << 20)
+    judged = []
+    block = tio._PageCheck.block
+    monkeypatch.setattr(tio._PageCheck, "block", lambda self, *a: (judged.append(a), block(self, *a)))
+    view = _read_checked(p, data, True)  # a fresh copy: judged
+    assert judged
+    try:
+        for cheap in (False, True):
+            assert filecopy.recycle(view)
+            del view
+            pages.set_huge_pages_cheap(cheap)
+            judged.clear()
+            with open(p, "rb", buffering=0) as f:
+                view, total = tio._read_to_end(f, len(data) + 1)
+            assert bytes(view[:total]) == data and view.obj.judge_pages is False
+            assert not judged and pages.huge_pages_cheap() is cheap
+    finally:
+        del view
+        filecopy.drop_spare()

@@ -97,19 +97,22 @@ def _file_buffer(size: int):
     numpy array (a bytearray would be zeroed first)."""
     if hasattr(mmap, "MADV_HUGEPAGE") and size > 0:
         m = filecopy.spare_copy(size)  # the last load's copy, kept for this one (`filecopy.recycle`)
-        if m is None:
+        fresh = m is None
+        if fresh:
             try:  # (a `FileCopy`: a reader may give its pages back once read, `filecopy.release`)
                 m = filecopy.fresh_copy(size)
             except (OSError, ValueError):
                 return np.empty(size, np.uint8)
-        if size >= 2 * HUGE_PROBE_BYTES:  # a read long enough to judge them again (`_PageCheck`)
-            pages.set_huge_pages_cheap(True)
+            if size >= 2 * pages.JUDGE_BLOCK_BYTES:  # read long enough to judge huge pages again
+                pages.set_huge_pages_cheap(True)
         cheap = pages.huge_pages_cheap()
         try:  # (a spare too: a read may have taken the advice off part of it, `_PageCheck`)
             m.madvise(mmap.MADV_HUGEPAGE if cheap else mmap.MADV_NOHUGEPAGE)
-            m.huge_advised = cheap
+            # (a kept spare's pages are the last load's, still there: its read faults nothing to
+            # judge by, and read as cheap it had turned numpy's advice on for fresh arrays)
+            m.judge_pages = cheap and fresh
         except (OSError, AttributeError):  # a kernel without transparent huge pages: plain pages
-            m.huge_advised = False
+            m.judge_pages = False
         return m
     return np.empty(size, np.uint8)
 
@@ -118,20 +121,21 @@ def _file_buffer(size: int):
 PARALLEL_READ_BYTES = 32 << 20
 
 
-def _read_span(fd: int, view: memoryview, lo: int, hi: int, pages: _PageCheck | None = None) -> int:
+def _read_span(fd: int, view: memoryview, lo: int, hi: int, page_check: _PageCheck | None = None) -> int:
     """``view[lo:hi]`` filled from the file at offset ``lo`` on (``os.preadv``, looped over short
-    reads) until ``hi`` or the file's end; returns where it stopped.  ``pages``: the buffer's
-    huge-page advice checked as it is read (`_PageCheck`)."""
+    reads) until ``hi`` or the file's end; returns where it stopped.  ``page_check``: the buffer's
+    huge pages judged as they are read (`_PageCheck`)."""
     at = lo
-    while at < hi and pages is not None and pages.huge:
-        stop = min(hi, at + HUGE_PROBE_BYTES)
+    step = pages.JUDGE_BLOCK_BYTES
+    while at < hi and page_check is not None and page_check.huge:
+        stop = min(hi, at + step)
         t = time.thread_time()
         while at < stop:
             k = os.preadv(fd, [view[at:stop]], at)
             if not k:
                 return at
             at += k
-        pages.check(at, hi, time.thread_time() - t, HUGE_PROBE_BYTES if stop < hi else 0)
+        page_check.block(at, hi, time.thread_time() - t, step if stop < hi else 0)
     while at < hi:
         k = os.preadv(fd, [view[at:hi]], at)
         if not k:
@@ -140,37 +144,26 @@ def _read_span(fd: int, view: memoryview, lo: int, hi: int, pages: _PageCheck | 
     return at
 
 
-#: bytes read into a huge-page buffer between two checks of its pages' cost (`_PageCheck`)
-HUGE_PROBE_BYTES = 16 << 20
-
-
 class _PageCheck:
-    """The huge-page advice of a read buffer (``copy``, a `FileCopy` advised ``MADV_HUGEPAGE`` by
-    `_file_buffer`) withdrawn from the rest of a span once a block of `HUGE_PROBE_BYTES` read into
-    it costs more CPU than `pages.SLOW_HUGE_S_PER_GIB` (``MADV_NOHUGEPAGE``: 4 KiB pages from there
-    on; 0.16-0.33 s a GiB where the system's huge pages are backed, 0.95-3.2 s where the host backs
-    them afresh, in 16 MiB blocks of the 10^7-call file and of sympy's trace), and from numpy's
-    large arrays too until the next large read (`pages.set_huge_pages_cheap`; `_file_buffer`
-    advises huge pages again for a read of two blocks or more, which judges them again).
-
-    Which page size is cheaper to fault in depends on the machine and the moment: on the benches'
-    2-core virtual machines (Firecracker guests with free page reporting: the guest hands free
-    blocks of 2 MiB and more back to the host) a huge page cut from a block handed back is backed
-    by the host on its first touch.  Touching 1.2 GiB of fresh memory once per 4 KiB page there:
-    in huge pages 0.09-0.13 s a GiB right after the process freed as much, 0.9-6.4 s a GiB
-    otherwise (a process's first large read); in 4 KiB pages 0.42-0.46 s a GiB every time.  A
-    process's first load of the 10^7-call JSON file (1.26 GB) spent 5-9 s in its read, nearly
-    all system time.  Each thread checks its own span; the advice of the spans' blocks already
-    read stays."""
+    """The huge-page advice of a read buffer (``copy``, a fresh `FileCopy` advised ``MADV_HUGEPAGE``
+    by `_file_buffer`) withdrawn from the rest of a span once a block of `pages.JUDGE_BLOCK_BYTES`
+    read into it proves dear (`pages.dear`: ``MADV_NOHUGEPAGE``, 4 KiB pages from there on), and
+    from numpy's large arrays too until the next large read judges them again
+    (`pages.set_huge_pages_cheap`).  16 MiB blocks of the 10^7-call file and of sympy's trace on the
+    benches' virtual machines: 0.16-0.33 s a GiB where the system's huge pages are backed, 0.95-3.2
+    s where the host backs them afresh, which it does for most fresh memory after a few idle
+    seconds (`tracevis3d.pages`): a fresh process's first load of the 10^7-call JSON file (1.26 GB)
+    had spent 8.6-12 s in its read, nearly all of it system time.  Each thread judges its own span;
+    the advice of the blocks already read stays."""
 
     def __init__(self, copy: FileCopy):
         self.copy = copy
         self.huge = True
 
-    def check(self, at: int, hi: int, cpu_s: float, nbytes: int) -> None:
+    def block(self, at: int, hi: int, cpu_s: float, nbytes: int) -> None:
         """The block up to ``at`` of a span ending at ``hi`` was read in ``cpu_s`` (of this
         thread); ``nbytes``: its size, 0 for a span's last block (too short to judge)."""
-        if not nbytes or cpu_s * (1 << 30) <= pages.SLOW_HUGE_S_PER_GIB * nbytes:
+        if not nbytes or not pages.dear(cpu_s, nbytes):
             return
         self.huge = False  # (this span's reads from here: one `preadv` loop, unchecked)
         pages.set_huge_pages_cheap(False)
@@ -198,7 +191,7 @@ def _read_to_end(f, size: int, parallel: bool = True) -> tuple[memoryview, int]:
     if isinstance(whole, FileCopy):
         whole.path, whole.stamp = f.name, stamp_of(st)
     view = memoryview(whole)[:size]  # (a kept copy may be longer: `filecopy.fresh_copy`)
-    checked = isinstance(whole, FileCopy) and whole.huge_advised and hasattr(mmap, "MADV_NOHUGEPAGE")
+    checked = isinstance(whole, FileCopy) and whole.judge_pages and hasattr(mmap, "MADV_NOHUGEPAGE")
     if parallel and size >= PARALLEL_READ_BYTES and hasattr(os, "preadv") and f.tell() == 0:
         import threading
 

@@ -31,8 +31,9 @@ class FileCopy(mmap.mmap):
     stamp: tuple | None = None
     #: made with room to be kept for the next load (`fresh_copy`, `recycle`)
     keepable: bool = False
-    #: advised to use huge pages (`io._file_buffer`), which a read may take back from part of it
-    huge_advised: bool = False
+    #: fresh and advised to use huge pages (`io._file_buffer`): its read judges what they cost and
+    #: may take the advice back from part of it (`io._PageCheck`)
+    judge_pages: bool = False
 
 
 def stamp_of(st: os.stat_result) -> tuple:
