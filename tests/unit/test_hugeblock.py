@@ -1,8 +1,21 @@
 """`kernels.hugeblock` and `pages`: the arrays cut from one block are what np.empty / np.zeros
 would give; numpy's huge-page advice set, put back, and off while fresh huge pages are dear."""
 import numpy as np
+import pytest
 
+from tracevis3d import pages
 from tracevis3d.kernels.hugeblock import ALIGN, carve
+
+
+@pytest.fixture(autouse=True)
+def _cheap_pages():
+    """Each test starts with fresh huge pages taken as cheap: a large read earlier in the session
+    (another test's) may have judged them dear (`pages.set_huge_pages_cheap`), which turns every
+    advice off; the verdict is put back after."""
+    was = pages.huge_pages_cheap()
+    pages.set_huge_pages_cheap(True)
+    yield
+    pages.set_huge_pages_cheap(was)
 
 
 def test_carve_gives_aligned_disjoint_arrays_of_the_asked_shapes():
