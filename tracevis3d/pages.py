@@ -109,18 +109,60 @@ def set_huge_pages_cheap(cheap: bool) -> None:
             _apply_advice()
 
 
-#: CPU seconds a GiB of fresh memory advised huge may cost to fault in before huge pages count as
-#: dear (`io._PageCheck`): what a GiB in 4 KiB pages costs on the benches' virtual machines (0.45 s
-#: touched, 0.5-0.6 s read into); in huge pages the system has backed 0.09-0.33 there, in huge
-#: pages the host backs afresh 0.9-6.4
+#: CPU seconds a GiB of fresh memory advised huge may always cost to fault in without counting as
+#: dear (`dear`): what a GiB in 4 KiB pages costs on the benches' virtual machines (0.45 s touched,
+#: 0.5-0.6 s read into); in huge pages the system has backed 0.09-0.33 there, in huge pages the
+#: host backs afresh 0.9-6.4
 SLOW_HUGE_S_PER_GIB = 0.6
+#: how many times what 4 KiB pages cost in this process (`small_page_cost`) huge pages may cost
+#: without counting as dear (`dear`), where that is more than `SLOW_HUGE_S_PER_GIB`
+DEAR_OVER_SMALL = 1.25
 #: bytes of fresh memory judged at a time (`dear`: a read's blocks, `io._PageCheck`; a one-shot
 #: command's heap, `allocator.judge_heap_pages`)
 JUDGE_BLOCK_BYTES = 16 << 20
+#: fresh memory in 4 KiB pages `small_page_cost` touches
+SMALL_REF_BYTES = 4 << 20
+_SMALL_COST: list = []
+
+
+def small_page_cost() -> float:
+    """CPU seconds a GiB of fresh memory in 4 KiB pages costs this process to fault in (once per
+    4 KiB page), measured the first time on `SMALL_REF_BYTES` advised ``MADV_NOHUGEPAGE`` (~1-2
+    ms) and kept; 0.0 where it cannot be measured."""
+    if _SMALL_COST:
+        return _SMALL_COST[0]
+    import mmap
+    import time
+
+    cost = 0.0
+    try:
+        m = mmap.mmap(-1, SMALL_REF_BYTES, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, ValueError, AttributeError):
+        m = None
+    if m is not None:
+        block = None
+        try:
+            if hasattr(mmap, "MADV_NOHUGEPAGE"):
+                m.madvise(mmap.MADV_NOHUGEPAGE)
+            block = np.frombuffer(m, np.uint8)
+            t = time.thread_time()
+            block[::mmap.PAGESIZE] = 1
+            cost = (time.thread_time() - t) * (1 << 30) / SMALL_REF_BYTES
+        except (OSError, ValueError):
+            pass
+        finally:
+            del block
+            m.close()
+    _SMALL_COST.append(cost)
+    return cost
 
 
 def dear(cpu_s: float, nbytes: int) -> bool:
     """Whether ``nbytes`` of fresh memory advised huge that took ``cpu_s`` of a thread's CPU to
-    fault in cost more than 4 KiB pages would (`SLOW_HUGE_S_PER_GIB`)."""
-    return cpu_s * (1 << 30) > SLOW_HUGE_S_PER_GIB * nbytes
-
+    fault in cost more than 4 KiB pages would: more than `SLOW_HUGE_S_PER_GIB` a GiB and more than
+    `DEAR_OVER_SMALL` times what they cost here (`small_page_cost`: on a machine whose 4 KiB pages
+    are slower than the benches', huge pages a little faster than those are still the cheap kind)."""
+    limit = SLOW_HUGE_S_PER_GIB
+    if cpu_s * (1 << 30) > limit * nbytes:
+        limit = max(limit, DEAR_OVER_SMALL * small_page_cost())
+    return cpu_s * (1 << 30) > limit * nbytes

@@ -34,7 +34,7 @@ def _advice_over(lo: int, hi: int) -> list:
 def test_dear_pages_turn_the_advice_off_and_leave_the_block_unadvised(monkeypatch):
     if allocator._glibc() is None or not os.path.exists("/proc/self/smaps"):
         pytest.skip("glibc on Linux only (madvise, /proc/self/smaps)")
-    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", -1.0)  # every block dear
+    monkeypatch.setattr(pages, "dear", lambda cpu_s, nbytes: True)  # every block dear
     seen = []
     unadvise = allocator._no_huge_pages
 
@@ -53,7 +53,7 @@ def test_dear_pages_turn_the_advice_off_and_leave_the_block_unadvised(monkeypatc
 
 
 def test_cheap_pages_leave_the_advice_as_it_was(monkeypatch):
-    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", float("inf"))
+    monkeypatch.setattr(pages, "dear", lambda cpu_s, nbytes: False)
     called = []
     monkeypatch.setattr(allocator, "_no_huge_pages", lambda block: called.append(block.nbytes))
     assert allocator.judge_heap_pages() is True

@@ -124,3 +124,26 @@ def test_dear_huge_pages_turn_every_advice_off_until_cheap_again():
         pages.set_huge_pages_cheap(True)
     assert _advice() is before
 
+
+
+def test_dear_is_its_rule_over_a_grid_of_costs(monkeypatch):
+    """`pages.dear` against its rule written out: a block is dear when its CPU a GiB passes both
+    `SLOW_HUGE_S_PER_GIB` and `DEAR_OVER_SMALL` times this process's 4 KiB pages' cost (held
+    fixed here); the 4 KiB pages are measured only for a block past the first limit."""
+    measured = []
+    for small in (0.0, 0.3, 0.45, 0.6, 1.0, 2.5):
+        monkeypatch.setattr(pages, "small_page_cost", lambda small=small: measured.append(small) or small)
+        for nbytes in (1 << 20, 16 << 20, 3 << 30):
+            for per_gib in (0.0, 0.1, 0.33, 0.59, 0.6, 0.61, 0.75, 0.8, 1.0, 1.3, 3.2, 6.4, 50.0):
+                cpu_s = per_gib * nbytes / (1 << 30)
+                rule = (cpu_s * (1 << 30) > pages.SLOW_HUGE_S_PER_GIB * nbytes
+                        and cpu_s * (1 << 30) > pages.DEAR_OVER_SMALL * small * nbytes)
+                measured.clear()
+                assert pages.dear(cpu_s, nbytes) is rule, (small, nbytes, per_gib)
+                assert bool(measured) == (cpu_s * (1 << 30) > pages.SLOW_HUGE_S_PER_GIB * nbytes)
+
+
+def test_small_pages_are_measured_once():
+    """`small_page_cost` measures fresh 4 KiB pages once in a process and keeps the figure."""
+    first = pages.small_page_cost()
+    assert first >= 0.0 and pages.small_page_cost() == first

@@ -182,26 +182,26 @@ def _read_checked(p, data, parallel):
 
 @pytest.mark.parametrize("parallel", [True, False])
 def test_huge_pages_that_fault_slowly_give_way_to_small_ones(big, monkeypatch, parallel):
-    """A block read into huge pages that costs more than `pages.SLOW_HUGE_S_PER_GIB` (here every block:
-    a limit below 0) has the rest of its span advised ``MADV_NOHUGEPAGE``; the blocks before keep
-    huge pages, and the bytes are the file's.  With no limit the whole buffer stays advised."""
+    """A block read into huge pages that proves dear (`pages.dear`; here every block) has the rest
+    of its span advised ``MADV_NOHUGEPAGE``; the blocks before keep huge pages, and the bytes are
+    the file's.  Where no block is dear the whole buffer stays advised."""
     if not os.path.exists("/proc/self/smaps"):
         pytest.skip("no /proc/self/smaps to read the advice from (not Linux)")
     p, data = big
     monkeypatch.setattr(pages, "JUDGE_BLOCK_BYTES", 1 << 20)
-    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", float("inf"))
+    monkeypatch.setattr(pages, "dear", lambda cpu_s, nbytes: False)
     kept = _advice_of(_read_checked(p, data, parallel))
     if kept != ["hg"]:
         pytest.skip(f"no transparent huge pages to advise here (the buffer's mappings: {kept})")
     assert pages.huge_pages_cheap()
-    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", -1.0)
+    monkeypatch.setattr(pages, "dear", lambda cpu_s, nbytes: True)
     given = _advice_of(_read_checked(p, data, parallel))
     # the first block of each span keeps its advice; the rest of it is given none
     assert given == (["hg", "nh", "hg", "nh"] if parallel else ["hg", "nh"])
     # and huge pages count as dear from then on (numpy's arrays too): a read too short to judge
     # them (under two blocks) has its buffer advised none; a longer one judges them again
     assert not pages.huge_pages_cheap()
-    monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", float("inf"))
+    monkeypatch.setattr(pages, "dear", lambda cpu_s, nbytes: False)
     small = p.with_name("small.bin")
     small.write_bytes(data[:3 << 19])
     assert _advice_of(_read_checked(small, data[:3 << 19], parallel)) == ["nh"]
@@ -222,7 +222,7 @@ def test_the_check_reads_through_short_reads(big, monkeypatch):
     monkeypatch.setattr(tio._PageCheck, "block", lambda self, at, hi, cpu, nb: (judged.append((at, nb)),
                                                                                check(self, at, hi, cpu, nb)))
     for slow in (-1.0, float("inf")):
-        monkeypatch.setattr(pages, "SLOW_HUGE_S_PER_GIB", slow)
+        monkeypatch.setattr(pages, "dear", lambda cpu_s, nbytes, slow=slow: slow < 0)
         pages.set_huge_pages_cheap(True)  # (the slow read before took them as dear)
         judged.clear()
         _read_checked(p, data, True)
