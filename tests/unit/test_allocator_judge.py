@@ -6,6 +6,8 @@ import pytest
 
 from tracevis3d import allocator, pages
 
+from page_advice import advice_over
+
 
 @pytest.fixture(autouse=True)
 def _small_judge(monkeypatch):
@@ -14,21 +16,6 @@ def _small_judge(monkeypatch):
     pages.set_huge_pages_cheap(True)
     yield
     pages.set_huge_pages_cheap(True)
-
-
-def _advice_over(lo: int, hi: int) -> list:
-    """The ``VmFlags`` huge-page advice ('hg', 'nh' or '') of each mapping overlapping [lo, hi)."""
-    out, cur = [], None
-    with open("/proc/self/smaps") as f:
-        for line in f:
-            head = line.split(None, 1)[0]
-            if "-" in head and not head.endswith(":"):
-                s, e = (int(x, 16) for x in head.split("-"))
-                cur = s < hi and e > lo
-            elif head == "VmFlags:" and cur:
-                flags = line.split()[1:]
-                out.append("nh" if "nh" in flags else "hg" if "hg" in flags else "")
-    return out
 
 
 def test_dear_pages_turn_the_advice_off_and_leave_the_block_unadvised(monkeypatch):
@@ -42,7 +29,7 @@ def test_dear_pages_turn_the_advice_off_and_leave_the_block_unadvised(monkeypatc
         unadvise(block)
         page = 4096
         lo = -(-block.ctypes.data // page) * page
-        seen.append((block.nbytes, _advice_over(lo, (block.ctypes.data + block.nbytes) // page * page)))
+        seen.append((block.nbytes, advice_over(lo, (block.ctypes.data + block.nbytes) // page * page)))
 
     monkeypatch.setattr(allocator, "_no_huge_pages", spy)
     assert allocator.judge_heap_pages() is False

@@ -12,6 +12,8 @@ import pytest
 from tracevis3d import io as tio
 from tracevis3d import pages
 
+from page_advice import advice_over
+
 
 @pytest.fixture
 def big(tmp_path, monkeypatch):
@@ -151,22 +153,11 @@ def _cheap_pages_after():
 
 
 def _advice_of(view) -> list:
-    """The ``VmFlags`` huge-page advice ('hg', 'nh' or '') of each mapping of /proc/self/smaps
-    that overlaps ``view``'s memory, in address order."""
+    """The huge-page advice of each mapping that overlaps ``view``'s memory (`advice_over`)."""
     a = np.frombuffer(view, np.uint8)
     lo, hi = a.ctypes.data, a.ctypes.data + a.nbytes
     del a
-    out, cur = [], None
-    with open("/proc/self/smaps") as f:
-        for line in f:
-            head = line.split(None, 1)[0]
-            if "-" in head and not head.endswith(":"):
-                s, e = (int(x, 16) for x in head.split("-"))
-                cur = s < hi and e > lo
-            elif head == "VmFlags:" and cur:
-                flags = line.split()[1:]
-                out.append("nh" if "nh" in flags else "hg" if "hg" in flags else "")
-    return out
+    return advice_over(lo, hi)
 
 
 def _read_checked(p, data, parallel):
