@@ -442,6 +442,11 @@ def _qual_parts(qualname: str) -> tuple:
     if qualname and "::" not in qualname and "<locals>" not in qualname and ".." not in qualname \
             and qualname[:1] != "." and qualname[-1:] != "." and qualname == qualname.strip():
         return tuple(qualname.split("."))
+    return _qual_parts_by_rules(qualname)
+
+
+def _qual_parts_by_rules(qualname: str) -> tuple:
+    """`_qual_parts`' rules, for any qualname (what its split at once must agree with)."""
     q = qualname.strip()
     if not q:
         return ()

@@ -8,7 +8,8 @@ import json
 import random
 from pathlib import Path
 
-from tracevis3d.names import _VIZ, _dotted, _qual_parts, _viz_located, parse_function_name, parse_function_names
+from tracevis3d.names import (_VIZ, _qual_parts, _qual_parts_by_rules, _viz_located, parse_function_name,
+                              parse_function_names)
 
 from hostile_names import HOSTILE_NAMES  # noqa: E402
 from test_names_languages import TABLE  # noqa: E402
@@ -56,16 +57,6 @@ def test_bulk_reading_equals_each_name_read_alone():
     # the fast reading is taken: a VizTracer name's module and line come from its location
     p = parse_function_names(["C.m (/a/b/pkg/mod.py:12)"])[0]
     assert (p.line, p.qualname, p.lang) == (12, "C.m", "python")
-
-
-def _qual_parts_by_rules(qualname: str) -> tuple:
-    """The twin of `_qual_parts`: its rules, without the split at once of a plain dotted name."""
-    q = qualname.strip()
-    if not q:
-        return ()
-    if q.startswith("<") and q.endswith(">") and "." not in q:
-        return (q,)
-    return tuple(x for x in _dotted(q) if x and x != "<locals>") or (q,)
 
 
 def test_viz_location_read_as_the_pattern_reads_it():
