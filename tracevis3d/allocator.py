@@ -75,17 +75,14 @@ def judge_heap_pages() -> bool:
     """After `tune_for_batch` (the heap keeps what it is given back, so what is faulted in here is
     what the command's arrays are cut from next): fault in up to `JUDGE_HEAP_BYTES` of it in one
     numpy block (numpy advises huge pages for it, as for every block of 4 MiB and more), a block of
-    `pages.JUDGE_BLOCK_BYTES` at a time, each judged by this thread's CPU time (`pages.dear`); at
-    the first dear block, fresh huge pages count as dear
-    for the process (`pages.set_huge_pages_cheap`: numpy advises none after this) and the rest is
-    left untouched.  Returns whether they were cheap.
+    `pages.JUDGE_BLOCK_BYTES` at a time (`pages.touch_seconds`), each judged by this thread's CPU
+    time (`pages.dear`); at the first dear block, fresh huge pages count as dear for the process
+    (`pages.set_huge_pages_cheap`: numpy advises none after this) and the rest is left untouched.  Returns whether they were cheap.
 
     A one-shot render takes all its memory fresh from the system, which on the benches' virtual
     machines, after a few idle seconds, backs each fresh huge page past the first few tens of MB
     anew (4-6 s a GiB against 0.45 s in 4 KiB pages: `pages`).  Costs 13-40 ms where huge pages
     are cheap (memory the command then uses), ~0.1 s where they are dear."""
-    import time
-
     import numpy as np
 
     from . import pages
@@ -96,9 +93,8 @@ def judge_heap_pages() -> bool:
     try:
         step = pages.JUDGE_BLOCK_BYTES
         for at in range(0, JUDGE_HEAP_BYTES, step):
-            t = time.thread_time()
-            block[at: at + step: 4096] = 0
-            if pages.dear(time.thread_time() - t, min(step, JUDGE_HEAP_BYTES - at)):
+            part = block[at: at + step]
+            if pages.dear(pages.touch_seconds(part), part.nbytes):
                 pages.set_huge_pages_cheap(False)
                 _no_huge_pages(block)  # (numpy's advice stays on the heap's range it was given for)
                 return False

@@ -125,6 +125,16 @@ SMALL_REF_BYTES = 4 << 20
 _SMALL_COST: list = []
 
 
+def touch_seconds(block) -> float:
+    """This thread's CPU seconds to write one byte of each 4 KiB page of the uint8 array ``block``
+    (fresh memory: what faulting its pages in costs)."""
+    import time
+
+    t = time.thread_time()
+    block[::4096] = 1
+    return time.thread_time() - t
+
+
 def small_page_cost() -> float:
     """CPU seconds a GiB of fresh memory in 4 KiB pages costs this process to fault in (once per
     4 KiB page), measured the first time on `SMALL_REF_BYTES` advised ``MADV_NOHUGEPAGE`` (~1-2
@@ -132,7 +142,6 @@ def small_page_cost() -> float:
     if _SMALL_COST:
         return _SMALL_COST[0]
     import mmap
-    import time
 
     cost = 0.0
     try:
@@ -145,9 +154,7 @@ def small_page_cost() -> float:
             if hasattr(mmap, "MADV_NOHUGEPAGE"):
                 m.madvise(mmap.MADV_NOHUGEPAGE)
             block = np.frombuffer(m, np.uint8)
-            t = time.thread_time()
-            block[::mmap.PAGESIZE] = 1
-            cost = (time.thread_time() - t) * (1 << 30) / SMALL_REF_BYTES
+            cost = touch_seconds(block) * (1 << 30) / SMALL_REF_BYTES
         except (OSError, ValueError):
             pass
         finally:
